@@ -1,0 +1,110 @@
+"""The opgen command line.
+
+Start-up stays light: no torch, and copier is imported only by the commands that render.
+Every refusal is one line on stderr, `opgen: error: ...`, with exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .naming import name_problem
+from .spec import DTYPES, KINDS, SpecError, parse_dtypes
+
+USAGE_ERROR = 2
+
+
+def fail(message: str, code: int = USAGE_ERROR) -> None:
+    click.echo(f"opgen: error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", "-V", prog_name="opgen")
+def main() -> None:
+    """Scaffold complete custom PyTorch operator projects in CUDA.
+
+    \b
+    Example:
+      opgen new my_op && cd my_op
+      pip install --no-build-isolation -e . && pytest -q
+    """
+
+
+NEW_EPILOG = """\b
+Examples:
+  opgen new my_op                        # asks on a terminal, else takes the defaults
+  opgen new my_op --defaults -o ops/     # y = alpha * x, every dtype, in ops/my_op
+  opgen new fused_axpby --defaults --signature "a: float, x: Tensor, b: Tensor" \\
+      --forward "a * x + b" --gradients "x: a * grad; b: grad"
+  opgen new relu --defaults --signature "x: Tensor" --forward "x > 0 ? x : 0" \\
+      --reference "torch.clamp(x, min=0)" --gradients "x: x > 0 ? grad : 0"
+"""
+
+
+@main.command(epilog=NEW_EPILOG)
+@click.argument("name")
+@click.option("-o", "--output-dir", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="Directory to create the project NAME in.")
+@click.option("--kind", type=click.Choice(KINDS), help="What the kernel computes.")
+@click.option("--dtypes", metavar="LIST",
+              help=f"Comma-separated dtypes to support, from {','.join(DTYPES)} (default: all).")
+@click.option("--signature", metavar="ARGS",
+              help="Python arguments: tensors of one shape and floats, e.g. 'x: Tensor, alpha: float = 2.0'.")
+@click.option("--forward", metavar="EXPR", help="C++ expression for one output element, e.g. 'alpha * x'.")
+@click.option("--reference", metavar="EXPR",
+              help="The op as a PyTorch expression, for the tests (default: --forward).")
+@click.option("--gradients", metavar="GRADS",
+              help="'input: C++ expression' per tensor input, ';'-separated, using grad, e.g. 'x: alpha * grad'.")
+@click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd.")
+@click.option("--defaults", is_flag=True, help="Ask nothing: unanswered questions take their defaults.")
+@click.option("--existing-ok", is_flag=True,
+              help="Add the project's files to an existing non-empty directory (never overwrites a file).")
+def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, no_backward,
+        defaults, existing_ok):
+    """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
+
+    On a terminal, questions that no option answers are asked; with --defaults, or when
+    stdin is not a terminal, their defaults are used.
+    """
+    problem = name_problem(name)
+    if problem:
+        fail(problem)
+    data = {"op_name": name}
+    for key, value in (("kind", kind), ("signature", signature), ("forward", forward),
+                       ("reference", reference), ("gradients", gradients)):
+        if value is not None:
+            data[key] = value
+    if dtypes is not None:
+        data["dtypes"] = parse_dtypes(dtypes)
+    if no_backward:
+        data["backward"] = False
+        if gradients is not None:
+            fail("--gradients and --no-backward contradict each other; drop one")
+    if reference is None and forward is not None and "?" in forward:
+        fail("--forward uses C++'s ?: operator, so it cannot serve as the Python reference; "
+             "pass --reference too, e.g. with torch.where")
+
+    from .render import RenderError, render_project
+
+    interactive = not defaults and sys.stdin.isatty()
+    target = output_dir / name
+    try:
+        render_project(target, data, interactive=interactive, existing_ok=existing_ok)
+    except (RenderError, SpecError) as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        fail("interrupted; nothing was written", code=130)
+    except Exception as error:  # copier's own refusals (bad answer types, ...)
+        fail(f"{type(error).__name__}: {error}".splitlines()[0])
+    click.echo(f"Created {target}. Next:\n"
+               f"  cd {target}\n"
+               f"  pip install --no-build-isolation -e . && pytest -q")
+
+
+if __name__ == "__main__":
+    main()

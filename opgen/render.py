@@ -1,0 +1,116 @@
+"""Render a project with copier, all or nothing.
+
+copier renders into a staging directory next to the target; the staging directory is
+moved into place only once the render has finished and its answers have been checked. An
+error or an interrupt leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+from . import template_source
+from .spec import SpecError, validate_answers
+
+
+class RenderError(Exception):
+    """The project cannot be written; the message says why and what to do."""
+
+
+def check_target(target: Path, existing_ok: bool) -> None:
+    """Refuse a target that holds anything of the user's, unless they asked for it."""
+    if target.exists() and not target.is_dir():
+        raise RenderError(f"{target} exists and is not a directory; choose another name or --output-dir")
+    if target.is_dir() and any(target.iterdir()) and not existing_ok:
+        raise RenderError(
+            f"{target} exists and is not empty; choose another name or --output-dir, or pass "
+            "--existing-ok to add the project's files to it (no file is ever overwritten)"
+        )
+
+
+def render_project(
+    target: Path, data: dict[str, Any], *, interactive: bool, existing_ok: bool = False
+) -> dict[str, Any]:
+    """Render opgen's template into `target` from `data`; return the answers used.
+
+    With `interactive`, copier asks on the terminal for every question `data` leaves
+    open; otherwise it takes the defaults.
+    """
+    import copier  # imported here: it is the slowest import of the CLI
+
+    target = target.absolute()
+    check_target(target, existing_ok)
+    parent = target.parent
+    made_parents = _make_parents(parent)
+    try:
+        if not os.access(parent, os.W_OK):
+            raise RenderError(f"cannot write to {parent}; choose a writable --output-dir")
+        source = template_source.locate()
+        with tempfile.TemporaryDirectory(prefix=f".opgen-{target.name}-", dir=parent) as tmp:
+            snapshot = source.snapshot(Path(tmp) / "template")
+            staging = Path(tmp) / "project"
+            with warnings.catch_warnings():
+                # copier warns about the snapshot being unversioned; that is by design.
+                warnings.simplefilter("ignore")
+                worker = copier.run_copy(
+                    str(snapshot),
+                    str(staging),
+                    data={**data, "opgen_recorded_source": source.recorded},
+                    defaults=not interactive,
+                    quiet=True,
+                    unsafe=False,
+                )
+            answers = {
+                key: value
+                for key, value in worker.answers.combined.items()
+                if key in worker.template.questions_data
+            }
+            try:
+                validate_answers(answers)
+            except SpecError as error:
+                raise RenderError(str(error)) from None
+            _move_into_place(staging, target)
+        return answers
+    except BaseException:
+        for directory in reversed(made_parents):
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+
+
+def _make_parents(directory: Path) -> list[Path]:
+    """Create `directory` and missing parents; return those created, outermost first."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    missing.reverse()
+    for d in missing:
+        try:
+            d.mkdir()
+        except OSError as error:
+            raise RenderError(f"cannot create {d}: {error.strerror}; choose another --output-dir") from None
+    return missing
+
+
+def _move_into_place(staging: Path, target: Path) -> None:
+    if not target.exists():
+        staging.rename(target)  # atomic: same filesystem, since staging is beside target
+        return
+    clashes = [p.relative_to(staging) for p in staging.rglob("*")
+               if not p.is_dir() and (target / p.relative_to(staging)).exists()]
+    if clashes:
+        raise RenderError(
+            f"{target / clashes[0]} already exists ({len(clashes)} file(s) would be overwritten); "
+            "nothing was written: move them away or choose another --output-dir"
+        )
+    for path in sorted(staging.rglob("*")):
+        destination = target / path.relative_to(staging)
+        if path.is_dir():
+            destination.mkdir(exist_ok=True)
+        else:
+            shutil.move(str(path), destination)

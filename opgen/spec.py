@@ -1,0 +1,204 @@
+"""Validation of the answers an op is rendered from.
+
+The template pastes these strings into C++, CUDA and Python source, so each one is
+checked here first: an answer that would not compile, or that carries Jinja, shell or
+preprocessor syntax, is refused with a one-line message before anything is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from .naming import CPP_KEYWORDS, name_problem
+
+KINDS = ("elementwise",)
+DTYPES = ("float32", "float64", "float16", "bfloat16")
+ANNOTATIONS = ("Tensor", "float")
+
+# Math functions that exist for float and double on the host (<cmath>) and on the
+# device (CUDA's math library), so one expression serves both kernels.
+MATH_FUNCTIONS = frozenset("""
+    abs fabs exp exp2 expm1 log log2 log10 log1p sqrt cbrt pow hypot sin cos tan asin acos
+    atan atan2 sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma floor ceil round
+    trunc fmod fmax fmin fma copysign
+    """.split())
+
+# Names the generated code uses next to the arguments: an argument called one of these
+# would shadow it.
+RESERVED_ARGUMENT_NAMES = frozenset("""
+    grad out n i k g first stride n_vec blocks err stream vectorized acc_t scalar_t
+    forward backward inputs output ctx self torch math reference tensor tensors
+    """.split()) | MATH_FUNCTIONS
+
+# Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.
+# No quotes, braces, brackets, semicolons, backslashes or '#': nothing that could end a
+# statement or open Jinja, a string, a preprocessor line or a shell construct.
+_CPP_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,]+")
+# Python references may also index: x[..., 0].
+_PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]]+")
+_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+
+
+class SpecError(ValueError):
+    """An answer that cannot be rendered; the message says which and how to fix it."""
+
+
+def parse_signature(signature: str) -> list[dict[str, Any]]:
+    """'x: Tensor, alpha: float = 2.0' -> [{name, type, default}], validated.
+
+    The same split the template does in copier.yml, with Python's parser behind it.
+    """
+    if not signature.strip():
+        raise SpecError("signature is empty; give tensor and float arguments, e.g. 'x: Tensor'")
+    _check_characters("signature", signature, _CPP_CHARS)
+    try:
+        function = ast.parse(f"def f({signature}): pass").body[0]
+    except SyntaxError:
+        raise SpecError(
+            f"signature {signature!r} is not a Python argument list; "
+            "write it like 'x: Tensor, alpha: float = 2.0'"
+        ) from None
+    arguments = function.args
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
+        raise SpecError("signature: only plain 'name: Tensor' and 'name: float' arguments are supported")
+    params = []
+    defaults = [None] * (len(arguments.args) - len(arguments.defaults)) + list(arguments.defaults)
+    for arg, default in zip(arguments.args, defaults):
+        annotation = arg.annotation.id if isinstance(arg.annotation, ast.Name) else None
+        if annotation not in ANNOTATIONS:
+            raise SpecError(f"signature: argument {arg.arg!r} needs a type, ': Tensor' or ': float'")
+        _check_argument_name(arg.arg)
+        default_value = None
+        if default is not None:
+            if annotation == "Tensor":
+                raise SpecError(f"signature: tensor argument {arg.arg!r} cannot have a default")
+            try:
+                default_value = float(ast.literal_eval(default))
+            except (ValueError, TypeError, SyntaxError):
+                raise SpecError(f"signature: the default of {arg.arg!r} must be a number") from None
+        params.append({"name": arg.arg, "type": annotation, "default": default_value})
+    names = [p["name"] for p in params]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SpecError(f"signature: argument {duplicates[0]!r} appears twice")
+    if not any(p["type"] == "Tensor" for p in params):
+        raise SpecError("signature has no tensor argument; add one, e.g. 'x: Tensor'")
+    return params
+
+
+def _check_argument_name(name: str) -> None:
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise SpecError(f"signature: argument {name!r} must be lower snake case, e.g. x or alpha")
+    if name in CPP_KEYWORDS:
+        raise SpecError(f"signature: argument {name!r} is a C++ keyword; rename it")
+    if name in RESERVED_ARGUMENT_NAMES or name.startswith("grad_") or name.endswith(("_v", "_p", "_c", "_k", "_acc")):
+        raise SpecError(
+            f"signature: argument {name!r} clashes with a name the generated code uses; rename it"
+        )
+
+
+def _check_characters(what: str, text: str, allowed: re.Pattern) -> None:
+    if not allowed.fullmatch(text):
+        bad = sorted({c for c in text if not allowed.fullmatch(c)})
+        raise SpecError(
+            f"{what} {text!r} contains {''.join(bad)!r}; use arithmetic, comparisons, ?: and "
+            "function calls only"
+        )
+
+
+def check_cpp_expression(what: str, expression: str, names: set[str]) -> None:
+    """A C++ expression over `names` and MATH_FUNCTIONS that cannot escape its `return`."""
+    if not expression.strip():
+        raise SpecError(f"{what} is empty; give an expression such as 'alpha * x'")
+    _check_characters(what, expression, _CPP_CHARS)
+    _check_parentheses(what, expression)
+    for identifier in _IDENTIFIER.findall(expression):
+        if identifier not in names and identifier not in MATH_FUNCTIONS and identifier != "acc_t":
+            raise SpecError(
+                f"{what} {expression!r} uses {identifier!r}, which is neither an argument "
+                f"({', '.join(sorted(names))}) nor a math function such as exp or fmax"
+            )
+
+
+def check_python_expression(what: str, expression: str, names: set[str]) -> None:
+    """A Python expression over `names` and torch, for the float64 reference."""
+    if not expression.strip():
+        raise SpecError(f"{what} is empty; give a PyTorch expression such as 'alpha * x'")
+    _check_characters(what, expression, _PYTHON_CHARS)
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        hint = " (C++'s ?: is not Python: use torch.where)" if "?" in expression else ""
+        raise SpecError(f"{what} {expression!r} is not a Python expression{hint}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in names and node.id != "torch":
+            raise SpecError(
+                f"{what} {expression!r} uses {node.id!r}, which is neither an argument "
+                f"({', '.join(sorted(names))}) nor torch"
+            )
+
+
+def _check_parentheses(what: str, expression: str) -> None:
+    depth = 0
+    for c in expression:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth < 0:
+            break
+    if depth != 0:
+        raise SpecError(f"{what} {expression!r} has unbalanced parentheses")
+
+
+def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """'x: alpha * grad; b: grad' -> [{input, expr}], validated against the signature."""
+    tensors = [p["name"] for p in params if p["type"] == "Tensor"]
+    names = {p["name"] for p in params} | {"grad"}
+    grads = []
+    for piece in filter(str.strip, gradients.split(";")):
+        if ":" not in piece:
+            raise SpecError(
+                f"gradients: {piece.strip()!r} needs the form 'input: expression', e.g. 'x: alpha * grad'"
+            )
+        name, expression = (part.strip() for part in piece.split(":", 1))
+        if name not in tensors:
+            raise SpecError(
+                f"gradients: {name!r} is not a tensor argument of the signature ({', '.join(tensors)})"
+            )
+        if any(g["input"] == name for g in grads):
+            raise SpecError(f"gradients: {name!r} is given twice")
+        check_cpp_expression(f"gradient of {name}", expression, names)
+        grads.append({"input": name, "expr": expression})
+    if not grads:
+        raise SpecError(
+            "gradients is empty; give 'input: expression' for each tensor input, or use --no-backward"
+        )
+    return grads
+
+
+def validate_answers(answers: dict[str, Any]) -> None:
+    """Raise SpecError for the first answer that cannot be rendered into a working op."""
+    problem = name_problem(answers["op_name"])
+    if problem:
+        raise SpecError(problem)
+    if answers.get("kind", KINDS[0]) not in KINDS:
+        raise SpecError(f"kind {answers['kind']!r} is not one of {', '.join(KINDS)}")
+    dtypes = answers.get("dtypes", list(DTYPES))
+    unknown = [d for d in dtypes if d not in DTYPES]
+    if unknown or not dtypes or len(set(dtypes)) != len(dtypes):
+        raise SpecError(
+            f"dtypes {','.join(dtypes)!r} must be distinct names from {','.join(DTYPES)}"
+        )
+    params = parse_signature(answers["signature"])
+    if answers["op_name"] in {p["name"] for p in params}:
+        raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")
+    names = {p["name"] for p in params}
+    check_cpp_expression("forward", answers["forward"], names)
+    check_python_expression("reference", answers["reference"], names)
+    if answers.get("backward", True):
+        parse_gradients(answers.get("gradients", ""), params)
+
+
+def parse_dtypes(text: str) -> list[str]:
+    """'float32, float16' -> ['float32', 'float16'] (validated with the other answers)."""
+    return [d.strip() for d in text.split(",") if d.strip()]
