@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .naming import name_problem
-from .spec import DTYPES, KINDS, SpecError, parse_dtypes
+from .spec import DTYPES, KINDS, SpecError, parse_dtypes, parse_signature
 
 USAGE_ERROR = 2
 
@@ -23,7 +23,24 @@ def fail(message: str, code: int = USAGE_ERROR) -> None:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class OneLineErrors(click.Group):
+    """click's usage errors as one line, `opgen: error: ...`, exit code 2, like opgen's own."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as error:
+            hint = f" (see: {error.ctx.command_path} --help)" if error.ctx else ""
+            fail(error.format_message() + hint)
+        except click.Abort:
+            fail("interrupted; nothing was written", code=130)
+        if standalone_mode:
+            sys.exit(code or 0)
+        return code
+
+
+@click.group(cls=OneLineErrors,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", "-V", prog_name="opgen")
 def main() -> None:
     """Scaffold complete custom PyTorch operator projects in CUDA.
@@ -81,10 +98,18 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
             data[key] = value
     if dtypes is not None:
         data["dtypes"] = parse_dtypes(dtypes)
+        unknown = [d for d in data["dtypes"] if d not in DTYPES]
+        if unknown or not data["dtypes"]:
+            fail(f"--dtypes {dtypes!r}: choose from {','.join(DTYPES)}, comma-separated")
     if no_backward:
         data["backward"] = False
         if gradients is not None:
             fail("--gradients and --no-backward contradict each other; drop one")
+    if signature is not None:
+        try:
+            parse_signature(signature)  # its own messages beat copier's validator's
+        except SpecError as error:
+            fail(str(error))
     if reference is None and forward is not None and "?" in forward:
         fail("--forward uses C++'s ?: operator, so it cannot serve as the Python reference; "
              "pass --reference too, e.g. with torch.where")
@@ -99,8 +124,6 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
         fail(str(error))
     except KeyboardInterrupt:
         fail("interrupted; nothing was written", code=130)
-    except Exception as error:  # copier's own refusals (bad answer types, ...)
-        fail(f"{type(error).__name__}: {error}".splitlines()[0])
     click.echo(f"Created {target}. Next:\n"
                f"  cd {target}\n"
                f"  pip install --no-build-isolation -e . && pytest -q")

@@ -57,14 +57,18 @@ def render_project(
             with warnings.catch_warnings():
                 # copier warns about the snapshot being unversioned; that is by design.
                 warnings.simplefilter("ignore")
-                worker = copier.run_copy(
-                    str(snapshot),
-                    str(staging),
-                    data={**data, "opgen_recorded_source": source.recorded},
-                    defaults=not interactive,
-                    quiet=True,
-                    unsafe=False,
-                )
+                try:
+                    worker = copier.run_copy(
+                        str(snapshot),
+                        str(staging),
+                        data={**data, "opgen_recorded_source": source.recorded},
+                        defaults=not interactive,
+                        quiet=True,
+                        unsafe=False,
+                    )
+                except (ValueError, copier.errors.CopierError) as error:
+                    # copier's own validators and type checks on the answers
+                    raise RenderError(str(error).strip().splitlines()[0]) from None
             answers = {
                 key: value
                 for key, value in worker.answers.combined.items()

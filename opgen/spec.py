@@ -55,9 +55,9 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
     _check_characters("signature", signature, _CPP_CHARS)
     try:
         function = ast.parse(f"def f({signature}): pass").body[0]
-    except SyntaxError:
+    except SyntaxError as error:
         raise SpecError(
-            f"signature {signature!r} is not a Python argument list; "
+            f"signature {signature!r} is not a Python argument list ({error.msg}); "
             "write it like 'x: Tensor, alpha: float = 2.0'"
         ) from None
     arguments = function.args

@@ -1,0 +1,225 @@
+"""The opgen CLI: what `opgen new` writes, and every way it refuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from opgen import __version__
+from opgen.template_source import TEMPLATE_GIT_URL
+
+from .conftest import tree
+
+DEFAULT_PROJECT_FILES = {
+    ".clang-format",
+    ".copier-answers.yml",
+    ".gitignore",
+    "MANIFEST.in",
+    "README.md",
+    "pyproject.toml",
+    "setup.py",
+    "benchmarks/bench_my_op.py",
+    "csrc/my_op.cpp",
+    "csrc/my_op_kernel.cu",
+    "csrc/my_op_kernel.h",
+    "csrc/my_op_math.h",
+    "my_op/__init__.py",
+    "my_op/_build_check.py",
+    "my_op/ops.py",
+    "my_op/reference.py",
+    "tests/test_my_op.py",
+}
+
+
+def files_under(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def test_version(opgen):
+    result = opgen("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"opgen, version {__version__}"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["new", "--help"]])
+def test_help_shows_an_example(opgen, args):
+    result = opgen(*args)
+    assert result.exit_code == 0
+    assert "Example" in result.output and "opgen new my_op" in result.output
+
+
+def test_new_renders_the_whole_project(opgen, tmp_path):
+    result = opgen("new", "my_op")
+    assert result.exit_code == 0, result.output
+    project = tmp_path / "my_op"
+    assert files_under(project) == DEFAULT_PROJECT_FILES
+    assert list(tmp_path.iterdir()) == [project]  # no staging directory left behind
+
+
+def test_answers_record_a_git_source_and_version_never_a_local_path(opgen, tmp_path):
+    opgen("new", "my_op")
+    text = (tmp_path / "my_op" / ".copier-answers.yml").read_text()
+    answers = yaml.safe_load(text)
+    assert answers["_src_path"] == TEMPLATE_GIT_URL
+    assert answers["_commit"] == f"v{__version__}"
+    assert str(tmp_path) not in text and "/tmp" not in text and ".opgen-" not in text
+    assert answers["op_name"] == "my_op" and answers["kind"] == "elementwise"
+    assert answers["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
+
+
+def test_the_template_url_can_be_overridden_for_forks(opgen, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPGEN_TEMPLATE_URL", "https://example.org/fork/opgen.git")
+    opgen("new", "my_op")
+    answers = yaml.safe_load((tmp_path / "my_op" / ".copier-answers.yml").read_text())
+    assert answers["_src_path"] == "https://example.org/fork/opgen.git"
+
+
+def test_kernel_files_hold_no_torch_headers(opgen, tmp_path):
+    opgen("new", "my_op")
+    for name in ("my_op_kernel.cu", "my_op_kernel.h", "my_op_math.h"):
+        text = (tmp_path / "my_op" / "csrc" / name).read_text()
+        includes = [line for line in text.splitlines() if line.startswith("#include")]
+        assert not any("torch" in line or "ATen" in line or "c10" in line for line in includes), name
+
+
+def test_output_dir_and_options_reach_the_project(opgen, tmp_path):
+    result = opgen(
+        "new", "fused_axpby", "-o", "ops/nested", "--dtypes", "float32,bfloat16",
+        "--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
+        "--gradients", "x: a * grad; b: grad",
+    )
+    assert result.exit_code == 0, result.output
+    project = tmp_path / "ops" / "nested" / "fused_axpby"
+    cpp = (project / "csrc" / "fused_axpby.cpp").read_text()
+    assert 'm.def("fused_axpby(float a, Tensor x, Tensor b) -> Tensor");' in cpp
+    assert "at::kBFloat16" in cpp and "at::kHalf" not in cpp
+    ops = (project / "fused_axpby" / "ops.py").read_text()
+    assert "def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:" in ops
+    math = (project / "csrc" / "fused_axpby_math.h").read_text()
+    assert "return a * x + b;" in math and "grad_wrt_b" in math
+
+
+def test_no_backward_drops_autograd(opgen, tmp_path):
+    assert opgen("new", "my_op", "--no-backward").exit_code == 0
+    project = tmp_path / "my_op"
+    assert "register_autograd" not in (project / "my_op" / "ops.py").read_text()
+    assert "backward" not in (project / "csrc" / "my_op_kernel.cu").read_text()
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["backward"] is False and "gradients" not in answers
+
+
+def test_generated_python_passes_ruff(opgen, tmp_path):
+    opgen("new", "my_op")
+    opgen("new", "axpby", "--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
+          "--gradients", "x: a * grad; b: grad", "--dtypes", "float16")
+    for project in ("my_op", "axpby"):
+        result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path / project,
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["new", "MyOp"], "not lower snake case"),
+        (["new", "class"], "Python keyword"),
+        (["new", "torch"], "shadow"),
+        (["new", "os"], "standard library"),
+        (["new", "m\u0430tmul"], "non-ASCII"),
+        (["new", "../escape"], "is a path"),
+        (["new", "my_op", "--kind", "matmul"], "Invalid value for '--kind'"),
+        (["new", "my_op", "--dtypes", "float8"], "--dtypes 'float8'"),
+        (["new", "my_op", "--signature", "x: int"], "needs a type"),
+        (["new", "my_op", "--forward", "{{ 7 * 7 }}"], "contains"),
+        (["new", "my_op", "--forward", "x; system(0)"], "contains"),
+        (["new", "my_op", "--reference", "__import__('os')"], "contains"),
+        (["new", "my_op", "--forward", "alpha * y"], "uses 'y'"),
+        (["new", "my_op", "--gradients", "y: grad"], "not a tensor argument"),
+        (["new", "my_op", "--forward", "x > 0 ? x : 0"], "pass --reference"),
+        (["new", "my_op", "--no-backward", "--gradients", "x: grad"], "contradict"),
+        (["new"], "Missing argument 'NAME'"),
+        (["new", "my_op", "--bogus"], "No such option"),
+    ],
+)
+def test_refusals_are_one_line_exit_2_and_write_nothing(opgen, tmp_path, args, says):
+    (tmp_path / "keep.txt").write_text("the user's file")
+    before = tree(tmp_path)
+    result = opgen(*args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("opgen: error: ") and says in lines[0], result.output
+    assert tree(tmp_path) == before
+
+
+def test_an_existing_non_empty_target_is_refused(opgen, tmp_path):
+    (tmp_path / "my_op").mkdir()
+    (tmp_path / "my_op" / "notes.txt").write_text("mine")
+    before = tree(tmp_path)
+    result = opgen("new", "my_op")
+    assert result.exit_code == 2 and "exists and is not empty" in result.output
+    assert "--existing-ok" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_an_existing_file_as_target_is_refused(opgen, tmp_path):
+    (tmp_path / "my_op").write_text("a file")
+    result = opgen("new", "my_op")
+    assert result.exit_code == 2 and "not a directory" in result.output
+    assert (tmp_path / "my_op").read_text() == "a file"
+
+
+def test_an_empty_existing_directory_is_used(opgen, tmp_path):
+    (tmp_path / "my_op").mkdir()
+    assert opgen("new", "my_op").exit_code == 0
+    assert files_under(tmp_path / "my_op") == DEFAULT_PROJECT_FILES
+
+
+def test_existing_ok_adds_files_and_keeps_the_users(opgen, tmp_path):
+    (tmp_path / "my_op").mkdir()
+    (tmp_path / "my_op" / "notes.txt").write_text("mine")
+    assert opgen("new", "my_op", "--existing-ok").exit_code == 0
+    assert files_under(tmp_path / "my_op") == DEFAULT_PROJECT_FILES | {"notes.txt"}
+    assert (tmp_path / "my_op" / "notes.txt").read_text() == "mine"
+
+
+def test_existing_ok_never_overwrites_a_file(opgen, tmp_path):
+    (tmp_path / "my_op" / "csrc").mkdir(parents=True)
+    (tmp_path / "my_op" / "csrc" / "my_op_kernel.cu").write_text("my kernel")
+    before = tree(tmp_path)
+    result = opgen("new", "my_op", "--existing-ok")
+    assert result.exit_code == 2
+    assert "my_op_kernel.cu already exists" in result.output and "nothing was written" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_an_interrupted_render_leaves_nothing(opgen, tmp_path, monkeypatch):
+    import copier
+
+    real_run_copy = copier.run_copy
+
+    def interrupted(src, dst, **kwargs):
+        real_run_copy(src, dst, **kwargs)  # files are written, then the user hits Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(copier, "run_copy", interrupted)
+    result = opgen("new", "my_op", "-o", "out/dir")
+    assert result.exit_code == 130 and "nothing was written" in result.output
+    assert list(tmp_path.iterdir()) == []  # not even the output directory it created
+
+
+def test_new_does_not_import_torch(tmp_path):
+    code = (
+        "import sys\n"
+        "from opgen.cli import main\n"
+        "try:\n"
+        f"    main(['new', 'my_op', '-o', {str(tmp_path)!r}])\n"
+        "except SystemExit as e:\n"
+        "    assert e.code == 0, e.code\n"
+        "assert 'torch' not in sys.modules, 'opgen new imported torch'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "my_op" / "setup.py").is_file()

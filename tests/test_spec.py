@@ -1,0 +1,127 @@
+"""Validation of the answers that the template pastes into C++, CUDA and Python."""
+
+import pytest
+
+from opgen.spec import (
+    SpecError,
+    check_cpp_expression,
+    check_python_expression,
+    parse_gradients,
+    parse_signature,
+    validate_answers,
+)
+
+DEFAULTS = {
+    "op_name": "my_op",
+    "kind": "elementwise",
+    "signature": "x: Tensor, alpha: float = 2.0",
+    "forward": "alpha * x",
+    "reference": "alpha * x",
+    "backward": True,
+    "gradients": "x: alpha * grad",
+    "dtypes": ["float32", "float64", "float16", "bfloat16"],
+}
+
+
+def test_defaults_are_valid():
+    validate_answers(DEFAULTS)
+
+
+def test_parses_a_signature_in_call_order():
+    assert parse_signature("a: float, x: Tensor, b: Tensor, c: float = -1") == [
+        {"name": "a", "type": "float", "default": None},
+        {"name": "x", "type": "Tensor", "default": None},
+        {"name": "b", "type": "Tensor", "default": None},
+        {"name": "c", "type": "float", "default": -1.0},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("signature", "says"),
+    [
+        ("", "empty"),
+        ("alpha: float", "no tensor argument"),
+        ("x: int", "needs a type"),
+        ("x", "needs a type"),
+        ("x: Tensor = 1", "cannot have a default"),
+        ("x: Tensor, x: Tensor", "'x' appears twice"),
+        ("x: Tensor, alpha: float = 1, y: Tensor", "not a Python argument list"),
+        ("x: Tensor, alpha: float = foo", "must be a number"),
+        ("*x: Tensor", "only plain"),
+        ("x: Tensor, out: Tensor", "clashes"),
+        ("x: Tensor, grad_y: Tensor", "clashes"),
+        ("x: Tensor, exp: float", "clashes"),
+        ("x: Tensor, int: float", "C++ keyword"),
+        ("X: Tensor", "lower snake case"),
+        ("x: Tensor); import os; (", "contains"),
+        ("x: Tensor, {{ y }}: float", "contains"),
+    ],
+)
+def test_refuses_bad_signatures(signature, says):
+    with pytest.raises(SpecError) as error:
+        parse_signature(signature)
+    assert says in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["alpha * x", "x > 0 ? x : 0", "fmax(x, acc_t(0)) + exp(-x * x) / (1 + alpha)", "2.5e-3 * x"],
+)
+def test_accepts_cpp_expressions(expression):
+    check_cpp_expression("forward", expression, {"x", "alpha"})
+
+
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        ("", "empty"),
+        ("y * x", "uses 'y'"),
+        ("system(x)", "uses 'system'"),
+        ("{{ 7 * 7 }}", "contains"),
+        ("{% include 'x' %}", "contains"),
+        ("x; return 0", "contains"),
+        ('x + "s"', "contains"),
+        ("x \\\n + 1", "contains"),
+        ("x # comment", "contains"),
+        ("$(rm -rf /)", "contains"),
+        ("`id`", "contains"),
+        ("(x + 1", "unbalanced"),
+        ("x) + (x", "unbalanced"),
+    ],
+)
+def test_refuses_bad_cpp_expressions(expression, says):
+    with pytest.raises(SpecError) as error:
+        check_cpp_expression("forward", expression, {"x", "alpha"})
+    assert says in str(error.value)
+
+
+def test_python_reference_gets_a_hint_for_the_cpp_ternary():
+    with pytest.raises(SpecError, match="use torch.where"):
+        check_python_expression("reference", "x > 0 ? x : 0", {"x"})
+    with pytest.raises(SpecError, match="uses 'os'"):
+        check_python_expression("reference", "os.system(x)", {"x"})
+    check_python_expression("reference", "torch.clamp(x, min=0)[..., :]", {"x"})
+
+
+def test_gradients_are_parsed_against_the_signature():
+    params = parse_signature("a: float, x: Tensor, b: Tensor")
+    assert parse_gradients("x: a * grad; b: grad", params) == [
+        {"input": "x", "expr": "a * grad"},
+        {"input": "b", "expr": "grad"},
+    ]
+    for bad, says in [
+        ("a: grad", "not a tensor argument"),
+        ("x: grad; x: grad", "twice"),
+        ("x grad", "needs the form"),
+        ("", "empty"),
+        ("x: grad * y", "uses 'y'"),
+    ]:
+        with pytest.raises(SpecError) as error:
+            parse_gradients(bad, params)
+        assert says in str(error.value)
+
+
+def test_the_op_name_cannot_be_an_argument():
+    with pytest.raises(SpecError, match="op's name"):
+        validate_answers({**DEFAULTS, "signature": "my_op: Tensor", "forward": "my_op",
+                          "reference": "my_op", "gradients": "my_op: grad"})
