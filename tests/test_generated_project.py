@@ -1,0 +1,146 @@
+"""End to end: render projects with opgen, build them with pip, run their own tests.
+
+Where nvcc exists (as on CI) the CUDA kernels are compiled by nvcc and linked too, so a
+template change that breaks the CUDA build fails here even without a GPU. Each project is
+installed into one virtual environment that sees the machine's torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from opgen.cli import main
+
+from .conftest import HAS_NVCC
+
+AXPBY = ["--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
+         "--gradients", "x: a * grad; b: grad"]
+
+
+@pytest.fixture(scope="session")
+def python(tmp_path_factory) -> Path:
+    """A virtual environment's python that sees the machine's torch, ninja and pytest."""
+    root = tmp_path_factory.mktemp("venv")
+    # No pip of its own: ensurepip would also install an old setuptools that shadows the
+    # machine's. The machine's pip installs into it with --python.
+    venv.create(root, system_site_packages=True, with_pip=False)
+    return root / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def projects(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("projects")
+
+
+def render(where: Path, name: str, *options: str) -> Path:
+    try:
+        main(["new", name, "-o", str(where), "--defaults", *options])
+    except SystemExit as exit_:
+        assert exit_.code == 0
+    return where / name
+
+
+def pip_install(python: Path, project: Path, **env: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-v", "--no-deps", "--no-build-isolation", "-e", str(project)],
+        capture_output=True, text=True, env={**os.environ, **env},
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def run_project_tests(python: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=project, capture_output=True, text=True,
+    )
+
+
+def failed_tests(output: str) -> set[str]:
+    return set(re.findall(r"FAILED tests/\S+::(\w+)", output))
+
+
+def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:
+    if HAS_NVCC:
+        assert f"{name}: building CUDA kernels with" in build_log
+        assert "WITH_CUDA = True" in (project / name / "_build_info.py").read_text()
+
+
+def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
+    project = render(projects, "my_op")
+    log = pip_install(python, project)
+    check_cuda_was_built(log, project, "my_op")
+    result = run_project_tests(python, project)
+    assert result.returncode == 0, result.stdout[-5000:]
+    assert re.search(r"\d+ passed", result.stdout) and "failed" not in result.stdout
+
+
+def test_a_project_with_two_tensors_and_a_leading_scalar_passes_its_own_tests(python, projects):
+    project = render(projects, "fused_axpby", *AXPBY)
+    check_cuda_was_built(pip_install(python, project), project, "fused_axpby")
+    result = run_project_tests(python, project)
+    assert result.returncode == 0, result.stdout[-5000:]
+    assert "test_rejects_mismatched_shapes_naming_the_argument" not in failed_tests(result.stdout)
+
+
+def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
+    # The kernel adds 1e-3 that the reference does not: small, and still caught in
+    # every dtype.
+    project = render(projects, "wrong_forward", "--forward", "alpha * x + acc_t(1e-3)",
+                     "--reference", "alpha * x")
+    pip_install(python, project)
+    result = run_project_tests(python, project)
+    assert result.returncode == 1
+    assert {"test_matches_float64_reference", "test_sizes_around_the_vector_width",
+            "test_non_contiguous_inputs"} <= failed_tests(result.stdout)
+
+
+def test_a_wrong_gradient_kernel_fails_the_generated_tests(python, projects):
+    project = render(projects, "wrong_gradient", "--gradients", "x: grad")  # d(alpha x)/dx is alpha
+    pip_install(python, project)
+    result = run_project_tests(python, project)
+    assert result.returncode == 1
+    assert {"test_gradients_match_float64_reference", "test_gradcheck",
+            "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(result.stdout)
+    assert "test_matches_float64_reference" not in failed_tests(result.stdout)
+
+
+def test_a_cpu_only_build_says_why_cuda_was_skipped(python, projects, tmp_path):
+    project = tmp_path / "my_op"
+    shutil.copytree(render(projects / "cpu_only", "my_op"), project)
+    result = subprocess.run(
+        [str(python), "setup.py", "build_ext", "--inplace"], cwd=project,
+        capture_output=True, text=True, env={**os.environ, "USE_CUDA": "0"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "my_op: building for the CPU only; CUDA skipped: USE_CUDA=0" in result.stderr
+    assert "nvcc" not in result.stdout
+    assert "WITH_CUDA = False" in (project / "my_op" / "_build_info.py").read_text()
+    tests = run_project_tests(python, project, "-k", "float64_reference and cpu")
+    assert tests.returncode == 0, tests.stdout[-3000:]
+
+
+def test_importing_a_build_made_for_another_torch_says_how_to_rebuild(python, projects, tmp_path):
+    project = projects / "my_op"
+    if not (project / "my_op" / "_build_info.py").exists():  # this test runs alone
+        pip_install(python, render(projects, "my_op"))
+    info = project / "my_op" / "_build_info.py"
+    original = info.read_text()
+    try:
+        info.write_text(re.sub(r"TORCH_VERSION = .*", "TORCH_VERSION = '1.0.0'", original))
+        result = subprocess.run([str(python), "-c", "import my_op"], cwd=tmp_path,
+                                capture_output=True, text=True)
+    finally:
+        info.write_text(original)
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImportError: my_op was built against torch 1.0.0 but torch" in last_line
+    assert "pip install --no-build-isolation -e ." in last_line
