@@ -49,6 +49,7 @@ def main() -> None:
     Example:
       opgen new my_op && cd my_op
       pip install --no-build-isolation -e . && pytest -q
+      opgen update        # later, inside the project: take template upgrades
     """
 
 
@@ -127,6 +128,39 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
     click.echo(f"Created {target}. Next:\n"
                f"  cd {target}\n"
                f"  pip install --no-build-isolation -e . && pytest -q")
+
+
+UPDATE_EPILOG = """\b
+Examples:
+  cd my_op && git commit -am "my kernel"   # updates need a clean git project
+  opgen update                             # the project in the current directory
+  opgen update path/to/my_op
+"""
+
+
+@main.command(epilog=UPDATE_EPILOG)
+@click.argument("path", type=click.Path(path_type=Path), default=Path("."))
+def update(path):
+    """Bring template changes into the project at PATH (default: here), keeping your edits.
+
+    Runs `copier update` to this opgen's template version. Where your edits and the
+    template's changes overlap, the files get <<<<<<< markers; opgen lists them and exits
+    with status 1: resolve them, `git add` and commit.
+    """
+    from .update import UpdateError, update_project
+
+    try:
+        result = update_project(path)
+    except UpdateError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        fail("interrupted; undo what was changed with: git checkout -- . && git clean -fd", code=130)
+    if result.conflicts:
+        fail(f"updated {path} from {result.old_version} to {result.new_version} with conflicts in "
+             f"{', '.join(result.conflicts)}; resolve the <<<<<<< markers, git add the files and commit",
+             code=1)
+    click.echo(f"Updated {path} from {result.old_version} to {result.new_version}; review with "
+               "git diff, then commit.")
 
 
 if __name__ == "__main__":

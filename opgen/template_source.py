@@ -1,31 +1,40 @@
 """Where opgen's copier template is, and which git source and version a project records.
 
-From a git checkout (an editable install) the template is copier.yml and templates/ at
-the repository root; in a wheel they are package data under opgen/_template. Either way
-copier renders a plain-directory snapshot of them (see render.py), so the answers file
-gets the git source and version that `copier update` must use from here, never a
-temporary or relative path.
+Two ways to run opgen, two places for the template:
+
+- from a git checkout (an editable install): copier.yml and templates/ at the repository
+  root. A project records the checkout itself as its source (or OPGEN_TEMPLATE_URL) and
+  `git describe --tags --always` of its HEAD as the version: both are real, so
+  `copier update` finds the very commit the project was rendered from.
+- from a wheel: the same files as package data under opgen/_template, with no git. A
+  project records OPGEN_TEMPLATE_URL or opgen's public repository as its source and the
+  tag `v<opgen version>` as its version: the template's version is opgen's version.
+
+Either way copier renders a plain-directory snapshot (see render.py), so these values
+are passed to the answers file explicitly; it never records a temporary or relative path.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
 
-# The public git repository of opgen's template. OPGEN_TEMPLATE_URL overrides it (forks,
-# mirrors, tests with a local repository).
+# The public git repository of opgen's template, for projects rendered by an installed
+# wheel. OPGEN_TEMPLATE_URL overrides it (forks, mirrors, a local clone).
 TEMPLATE_GIT_URL = "https://github.com/opgen/opgen.git"
+URL_VARIABLE = "OPGEN_TEMPLATE_URL"
 
 
 @dataclass(frozen=True)
 class TemplateSource:
     root: Path  # holds copier.yml and templates/
-    url: str  # recorded as _src_path
-    version: str  # recorded as _commit: the git tag of this template version
+    url: str  # recorded as _src_path: a git repository copier can clone
+    version: str  # recorded as _commit: a git ref in that repository
 
     def snapshot(self, into: Path) -> Path:
         """Copy the template files (no .git) to `into`, for copier to render as they are."""
@@ -43,8 +52,24 @@ class TemplateSource:
 
 def locate() -> TemplateSource:
     package = Path(__file__).resolve().parent
-    for root in (package / "_template", package.parent):
-        if (root / "copier.yml").is_file() and (root / "templates").is_dir():
-            url = os.environ.get("OPGEN_TEMPLATE_URL", TEMPLATE_GIT_URL)
-            return TemplateSource(root=root, url=url, version=f"v{__version__}")
+    packaged = package / "_template"
+    if (packaged / "copier.yml").is_file():
+        url = os.environ.get(URL_VARIABLE) or TEMPLATE_GIT_URL
+        return TemplateSource(root=packaged, url=url, version=f"v{__version__}")
+    checkout = package.parent
+    if (checkout / "copier.yml").is_file() and (checkout / "templates").is_dir():
+        url = os.environ.get(URL_VARIABLE) or str(checkout)
+        return TemplateSource(root=checkout, url=url, version=_describe(checkout))
     raise RuntimeError(f"opgen's template is missing next to {package}; reinstall opgen")
+
+
+def _describe(checkout: Path) -> str:
+    """What copier records for a git template: `git describe --tags --always` of HEAD."""
+    try:
+        result = subprocess.run(
+            ["git", "describe", "--tags", "--always"], cwd=checkout,
+            capture_output=True, text=True, check=True,
+        )
+        return result.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"v{__version__}"  # a source tree without git: the release it came from

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from opgen import __version__
-from opgen.template_source import TEMPLATE_GIT_URL
+from opgen import template_source
 
 from .conftest import tree
 
@@ -59,13 +59,18 @@ def test_new_renders_the_whole_project(opgen, tmp_path):
     assert list(tmp_path.iterdir()) == [project]  # no staging directory left behind
 
 
-def test_answers_record_a_git_source_and_version_never_a_local_path(opgen, tmp_path):
+def test_answers_record_a_real_git_source_and_version_never_a_staging_path(opgen, tmp_path):
     opgen("new", "my_op")
     text = (tmp_path / "my_op" / ".copier-answers.yml").read_text()
     answers = yaml.safe_load(text)
-    assert answers["_src_path"] == TEMPLATE_GIT_URL
-    assert answers["_commit"] == f"v{__version__}"
-    assert str(tmp_path) not in text and "/tmp" not in text and ".opgen-" not in text
+    source = template_source.locate()
+    assert answers["_src_path"] == source.url and answers["_commit"] == source.version
+    assert str(tmp_path) not in text and ".opgen-" not in text
+    if source.root.joinpath(".git").exists():  # running from a checkout, as in CI
+        assert Path(answers["_src_path"]).is_absolute()
+        resolved = subprocess.run(["git", "rev-parse", "--verify", answers["_commit"] + "^{commit}"],
+                                  cwd=answers["_src_path"], capture_output=True)
+        assert resolved.returncode == 0, f"{answers['_commit']} is not a commit of {answers['_src_path']}"
     assert answers["op_name"] == "my_op" and answers["kind"] == "elementwise"
     assert answers["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
 
