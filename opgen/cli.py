@@ -77,7 +77,8 @@ Examples:
 @click.option("--reference", metavar="EXPR",
               help="The op as a PyTorch expression, for the tests (default: --forward).")
 @click.option("--gradients", metavar="GRADS",
-              help="'input: C++ expression' per tensor input, ';'-separated, using grad, e.g. 'x: alpha * grad'.")
+              help="'input: C++ expression' per tensor input, ';'-separated, using grad, "
+                   "e.g. 'x: alpha * grad'.")
 @click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd.")
 @click.option("--defaults", is_flag=True, help="Ask nothing: unanswered questions take their defaults.")
 @click.option("--existing-ok", is_flag=True,
@@ -128,6 +129,41 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
     click.echo(f"Created {target}. Next:\n"
                f"  cd {target}\n"
                f"  pip install --no-build-isolation -e . && pytest -q")
+
+
+REGEN_EPILOG = """\b
+Examples:
+  opgen regen reference_ops/*           # re-render after a template change
+  opgen regen --check reference_ops/*   # CI: exit 1 and list every file that drifted
+"""
+
+
+@main.command(epilog=REGEN_EPILOG)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--check", is_flag=True, help="Change nothing; list files that differ and exit 1 if any do.")
+def regen(paths, check):
+    """Re-render generated projects from their recorded .copier-answers.yml."""
+    from .regen import RegenError
+    from .regen import regen as regen_project
+    from .render import RenderError
+
+    drifted = []
+    for path in paths:
+        try:
+            drift = regen_project(path, check=check)
+        except (RegenError, RenderError) as error:
+            fail(f"{path}: {error}")
+        if drift:
+            drifted.append(path)
+            for line in drift.lines():
+                click.echo(line)
+    if not check:
+        click.echo(f"{len(drifted)} of {len(paths)} project(s) re-rendered")
+    elif drifted:
+        fail(f"{len(drifted)} of {len(paths)} project(s) differ from what the template renders; "
+             "run opgen regen on them and commit the result", code=1)
+    else:
+        click.echo(f"{len(paths)} project(s) match the template")
 
 
 UPDATE_EPILOG = """\b

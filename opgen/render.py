@@ -33,16 +33,50 @@ def check_target(target: Path, existing_ok: bool) -> None:
         )
 
 
+def render(data: dict[str, Any], into: Path, *, interactive: bool = False,
+           recorded: dict[str, str] | None = None) -> dict[str, Any]:
+    """Render opgen's template with `data` into the new directory `into`.
+
+    Returns the answers used, validated. `recorded` overrides the git source and version
+    written to the answers file (default: those of the running opgen's template).
+    """
+    import copier  # imported here: it is the slowest import of the CLI
+
+    source = template_source.locate()
+    with tempfile.TemporaryDirectory(prefix=".opgen-template-") as tmp:
+        snapshot = source.snapshot(Path(tmp) / "template")
+        with warnings.catch_warnings():
+            # copier warns about the snapshot being unversioned; that is by design.
+            warnings.simplefilter("ignore")
+            try:
+                worker = copier.run_copy(
+                    str(snapshot),
+                    str(into),
+                    data={**data, "opgen_recorded_source": recorded or source.recorded},
+                    defaults=not interactive,
+                    quiet=True,
+                    unsafe=False,
+                )
+            except (ValueError, copier.errors.CopierError) as error:
+                # copier's own validators and type checks on the answers
+                raise RenderError(str(error).strip().splitlines()[0]) from None
+    answers = {key: value for key, value in worker.answers.combined.items()
+               if key in worker.template.questions_data}
+    try:
+        validate_answers(answers)
+    except SpecError as error:
+        raise RenderError(str(error)) from None
+    return answers
+
+
 def render_project(
     target: Path, data: dict[str, Any], *, interactive: bool, existing_ok: bool = False
 ) -> dict[str, Any]:
-    """Render opgen's template into `target` from `data`; return the answers used.
+    """Render a new project into `target` from `data`, all or nothing; return the answers.
 
     With `interactive`, copier asks on the terminal for every question `data` leaves
     open; otherwise it takes the defaults.
     """
-    import copier  # imported here: it is the slowest import of the CLI
-
     target = target.absolute()
     check_target(target, existing_ok)
     parent = target.parent
@@ -50,34 +84,10 @@ def render_project(
     try:
         if not os.access(parent, os.W_OK):
             raise RenderError(f"cannot write to {parent}; choose a writable --output-dir")
-        source = template_source.locate()
+        # Staged beside the target, so that moving it into place is one rename.
         with tempfile.TemporaryDirectory(prefix=f".opgen-{target.name}-", dir=parent) as tmp:
-            snapshot = source.snapshot(Path(tmp) / "template")
             staging = Path(tmp) / "project"
-            with warnings.catch_warnings():
-                # copier warns about the snapshot being unversioned; that is by design.
-                warnings.simplefilter("ignore")
-                try:
-                    worker = copier.run_copy(
-                        str(snapshot),
-                        str(staging),
-                        data={**data, "opgen_recorded_source": source.recorded},
-                        defaults=not interactive,
-                        quiet=True,
-                        unsafe=False,
-                    )
-                except (ValueError, copier.errors.CopierError) as error:
-                    # copier's own validators and type checks on the answers
-                    raise RenderError(str(error).strip().splitlines()[0]) from None
-            answers = {
-                key: value
-                for key, value in worker.answers.combined.items()
-                if key in worker.template.questions_data
-            }
-            try:
-                validate_answers(answers)
-            except SpecError as error:
-                raise RenderError(str(error)) from None
+            answers = render(data, staging, interactive=interactive)
             _move_into_place(staging, target)
         return answers
     except BaseException:

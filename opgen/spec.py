@@ -65,7 +65,7 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
         raise SpecError("signature: only plain 'name: Tensor' and 'name: float' arguments are supported")
     params = []
     defaults = [None] * (len(arguments.args) - len(arguments.defaults)) + list(arguments.defaults)
-    for arg, default in zip(arguments.args, defaults):
+    for arg, default in zip(arguments.args, defaults, strict=True):
         annotation = arg.annotation.id if isinstance(arg.annotation, ast.Name) else None
         if annotation not in ANNOTATIONS:
             raise SpecError(f"signature: argument {arg.arg!r} needs a type, ': Tensor' or ': float'")
@@ -93,7 +93,9 @@ def _check_argument_name(name: str) -> None:
         raise SpecError(f"signature: argument {name!r} must be lower snake case, e.g. x or alpha")
     if name in CPP_KEYWORDS:
         raise SpecError(f"signature: argument {name!r} is a C++ keyword; rename it")
-    if name in RESERVED_ARGUMENT_NAMES or name.startswith("grad_") or name.endswith(("_v", "_p", "_c", "_k", "_acc")):
+    # The generated code names per-argument locals with these affixes (x_v, x_p, grad_x).
+    clashes_with_a_local = name.startswith("grad_") or name.endswith(("_v", "_p", "_c", "_k", "_acc"))
+    if name in RESERVED_ARGUMENT_NAMES or clashes_with_a_local:
         raise SpecError(
             f"signature: argument {name!r} clashes with a name the generated code uses; rename it"
         )

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from opgen import __version__
-from opgen import template_source
+from opgen import __version__, template_source
 
 from .conftest import tree
 
@@ -225,6 +224,7 @@ def test_new_does_not_import_torch(tmp_path):
         "    assert e.code == 0, e.code\n"
         "assert 'torch' not in sys.modules, 'opgen new imported torch'\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "my_op" / "setup.py").is_file()

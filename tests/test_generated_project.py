@@ -11,33 +11,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import venv
 from pathlib import Path
-
-import pytest
 
 from opgen.cli import main
 
-from .conftest import HAS_NVCC
+from .conftest import HAS_NVCC, failed_tests, pip_install, run_project_tests
 
 AXPBY = ["--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
          "--gradients", "x: a * grad; b: grad"]
-
-
-@pytest.fixture(scope="session")
-def python(tmp_path_factory) -> Path:
-    """A virtual environment's python that sees the machine's torch, ninja and pytest."""
-    root = tmp_path_factory.mktemp("venv")
-    # No pip of its own: ensurepip would also install an old setuptools that shadows the
-    # machine's. The machine's pip installs into it with --python.
-    venv.create(root, system_site_packages=True, with_pip=False)
-    return root / "bin" / "python"
-
-
-@pytest.fixture(scope="session")
-def projects(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("projects")
 
 
 def render(where: Path, name: str, *options: str) -> Path:
@@ -46,26 +27,6 @@ def render(where: Path, name: str, *options: str) -> Path:
     except SystemExit as exit_:
         assert exit_.code == 0
     return where / name
-
-
-def pip_install(python: Path, project: Path, **env: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-v", "--no-deps", "--no-build-isolation", "-e", str(project)],
-        capture_output=True, text=True, env={**os.environ, **env},
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result.stdout + result.stderr
-
-
-def run_project_tests(python: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=project, capture_output=True, text=True,
-    )
-
-
-def failed_tests(output: str) -> set[str]:
-    return set(re.findall(r"FAILED tests/\S+::(\w+)", output))
 
 
 def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:

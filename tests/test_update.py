@@ -177,8 +177,8 @@ def test_opgen_update_refuses_what_it_cannot_update_safely(template_repo, tmp_pa
 
 
 def build_wheel(repo: Path, out: Path) -> Path:
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(repo)],
-                            capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+                             str(repo)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     (wheel,) = out.glob("opgen-*.whl")
     return wheel

@@ -1,0 +1,166 @@
+// relu_kernel.cu: the CUDA kernels of relu and their launchers.
+//
+// Pure CUDA on raw pointers: no torch headers, so this file compiles in about a second
+// and editing a kernel rebuilds quickly. csrc/relu.cpp checks the inputs, makes
+// them contiguous, picks the dtype and passes the current stream. The formulas live in
+// csrc/relu_math.h.
+#include "relu_kernel.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "relu_math.h"
+
+namespace relu {
+namespace {
+
+// Arithmetic happens in Acc<T>: float for float, __half and __nv_bfloat16, double for double.
+template <typename T>
+struct AccType {
+  using type = float;
+};
+template <>
+struct AccType<double> {
+  using type = double;
+};
+template <typename T>
+using Acc = typename AccType<T>::type;
+
+// Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
+// __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
+__device__ __forceinline__ float to_acc(float v) { return v; }
+__device__ __forceinline__ double to_acc(double v) { return v; }
+__device__ __forceinline__ float to_acc(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_acc(Acc<T> v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_acc<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// kVec elements that move as one load or store: 16 bytes on the vectorized path.
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec) Vec {
+  T v[kVec];
+};
+
+constexpr int kThreads = 256;
+// 2048 resident threads per multiprocessor on current GPUs: 8 blocks of 256 fill one.
+constexpr int kBlocksPerMultiprocessor = 8;
+
+bool is_aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Enough blocks to fill the GPU once; the grid-stride loops cover the rest, so the grid
+// never exceeds what the hardware accepts whatever n is.
+cudaError_t num_blocks(int64_t work_items, int* blocks) {
+  int device = 0;
+  int multiprocessors = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+  }
+  if (err != cudaSuccess) return err;
+  const int64_t wanted = (work_items + kThreads - 1) / kThreads;
+  const int64_t most = int64_t(multiprocessors) * kBlocksPerMultiprocessor;
+  // No <algorithm> for std::min: every header here costs build time on each arch.
+  *blocks = int(wanted < 1 ? 1 : (wanted < most ? wanted : most));
+  return cudaSuccess;
+}
+
+// With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
+// kVec at a time and the remaining n % kVec one at a time; without it (views with a
+// storage offset), all of them one at a time. One kernel for both halves the build time
+// of a second instantiation; the branch is uniform across the grid.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t n,
+    bool vectorized) {
+  constexpr int kVec = 16 / sizeof(T);
+  using V = Vec<T, kVec>;
+  const int64_t n_vec = vectorized ? n / kVec : 0;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t i = first; i < n_vec; i += stride) {
+    const V x_v = reinterpret_cast<const V*>(x)[i];
+    V out_v;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      out_v.v[k] = from_acc<T>(forward<Acc<T>>(to_acc(x_v.v[k])));
+    }
+    reinterpret_cast<V*>(out)[i] = out_v;
+  }
+  for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
+    out[i] = from_acc<T>(forward<Acc<T>>(to_acc(x[i])));
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict__ grad, const T* __restrict__ x, T* __restrict__ grad_x, int64_t n, bool vectorized) {
+  constexpr int kVec = 16 / sizeof(T);
+  using V = Vec<T, kVec>;
+  const int64_t n_vec = vectorized ? n / kVec : 0;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t i = first; i < n_vec; i += stride) {
+    const V grad_v = reinterpret_cast<const V*>(grad)[i];
+    const V x_v = reinterpret_cast<const V*>(x)[i];
+    V grad_x_v;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const Acc<T> g = to_acc(grad_v.v[k]);
+      const Acc<T> x_k = to_acc(x_v.v[k]);
+      grad_x_v.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, x_k));
+    }
+    reinterpret_cast<V*>(grad_x)[i] = grad_x_v;
+  }
+  for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
+    grad_x[i] = from_acc<T>(grad_wrt_x<Acc<T>>(to_acc(grad[i]), to_acc(x[i])));
+  }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t forward_cuda(const T* x, T* out, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  constexpr int kVec = 16 / sizeof(T);
+  const bool vectorized = is_aligned16(x) && is_aligned16(out);
+  int blocks = 0;
+  cudaError_t err = num_blocks(vectorized ? (n + kVec - 1) / kVec : n, &blocks);
+  if (err != cudaSuccess) return err;
+  forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, out, n, vectorized);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t backward_cuda(const T* grad, const T* x, T* grad_x, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  constexpr int kVec = 16 / sizeof(T);
+  const bool vectorized = is_aligned16(grad) && is_aligned16(x) && is_aligned16(grad_x);
+  int blocks = 0;
+  cudaError_t err = num_blocks(vectorized ? (n + kVec - 1) / kVec : n, &blocks);
+  if (err != cudaSuccess) return err;
+  backward_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, x, grad_x, n, vectorized);
+  return cudaGetLastError();
+}
+
+// The dtypes this op was generated for.
+template cudaError_t forward_cuda<float>(const float*, float*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<float>(const float*, const float*, float*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<double>(const double*, double*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<double>(const double*, const double*, double*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<__half>(const __half*, __half*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<__half>(const __half*, const __half*, __half*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t, cudaStream_t);
+
+}  // namespace relu

@@ -1,0 +1,22 @@
+// relu_kernel.h: the CUDA launchers of relu, on raw pointers.
+//
+// No torch types here: the kernels compile with nvcc alone, in about a second. T is
+// float, double, __half or __nv_bfloat16; every pointer addresses n contiguous elements.
+// Each launcher enqueues its kernel on `stream` and returns the launch's error code.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace relu {
+
+// out[i] = forward(x[i])
+template <typename T>
+cudaError_t forward_cuda(const T* x, T* out, int64_t n, cudaStream_t stream);
+
+// grad_x[i] = the gradients at element i, given grad[i]
+template <typename T>
+cudaError_t backward_cuda(const T* grad, const T* x, T* grad_x, int64_t n, cudaStream_t stream);
+
+}  // namespace relu

@@ -1,0 +1,98 @@
+"""The Python API of relu: a typed wrapper, fake kernels for tracing, and autograd.
+
+The kernels are registered in C++ (csrc/relu.cpp) as torch.ops.relu; this
+module adds what torch.compile and autograd need on top of them.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["relu"]
+
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+
+# Looked up once: attribute access on torch.ops costs microseconds per call.
+_forward = torch.ops.relu.relu.default
+_backward = torch.ops.relu.relu_backward.default
+
+
+def relu(x: Tensor) -> Tensor:
+    """Elementwise `x > 0 ? x : 0`, in one kernel.
+
+    Computed in float32 for float32, float16 and bfloat16 inputs, in float64 for float64.
+
+    Args:
+        x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
+
+    Returns:
+        A new contiguous tensor with the shape, dtype and device of x.
+
+    Differentiable with respect to x.
+    """
+    return _forward(x)
+
+
+def _check_tensors(op: str, **tensors: Tensor) -> None:
+    """The checks of check_tensors in csrc/relu.cpp, for tensors without data."""
+    first_name, first = next(iter(tensors.items()))
+    for name, t in tensors.items():
+        torch._check(
+            t.dtype in SUPPORTED_DTYPES,
+            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+        )
+        torch._check(
+            t.dtype == first.dtype,
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
+            ),
+        )
+        torch._check(
+            t.device == first.device,
+            lambda name=name, t=t: (
+                f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
+            ),
+        )
+        torch._check(
+            t.shape == first.shape,
+            lambda name=name, t=t: (
+                f"{op}: {name} has shape {list(t.shape)} but {first_name} has shape "
+                f"{list(first.shape)}"
+            ),
+        )
+
+
+# Fake kernels: the output's metadata, computed without data, so that torch.compile and
+# torch.export can trace through the op. They must agree with the C++ kernels, which
+# return new contiguous tensors.
+@torch.library.register_fake("relu::relu")
+def _(x):
+    _check_tensors("relu", x=x)
+    return x.new_empty(x.shape)
+
+
+@torch.library.register_fake("relu::relu_backward")
+def _(grad, x):
+    _check_tensors("relu_backward", grad=grad, x=x)
+    return grad.new_empty(grad.shape)
+
+
+# Autograd: the backward is itself a custom op with CPU and CUDA kernels, so it also
+# runs under torch.compile.
+def _setup_context(ctx, inputs, output):
+    x, = inputs
+    ctx.save_for_backward(x)
+
+
+def _backward_fn(ctx, grad):
+    x, = ctx.saved_tensors
+    grad_x = _backward(grad, x)
+    # One gradient per input of relu, None where it is not differentiable.
+    return grad_x,
+
+
+torch.library.register_autograd(
+    "relu::relu", _backward_fn, setup_context=_setup_context
+)

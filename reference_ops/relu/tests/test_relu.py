@@ -1,0 +1,240 @@
+"""Tests of relu on every available device and every supported dtype.
+
+Values are checked against a PyTorch reference evaluated in float64, gradients against
+autograd of that reference and gradcheck, the registration with torch.library.opcheck,
+and torch.compile against eager. If the op is defined only on part of the real line
+(log, sqrt, ...), edit make_inputs().
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor
+
+from relu import _build_info, relu
+from relu.reference import reference
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+# Allowed difference from the float64 reference: a few units in the last place of each
+# dtype (the kernels compute in float and round once; the reference rounds once too).
+TOLERANCES = {
+    torch.float64: dict(rtol=1e-10, atol=1e-12),
+    torch.float32: dict(rtol=2e-5, atol=1e-6),
+    torch.float16: dict(rtol=2e-3, atol=1e-4),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-3),
+}
+TENSOR_ARGS = ["x"]
+# The float arguments' values in every test.
+SCALARS = {}
+GRAD_ARGS = ["x"]
+
+needs_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
+)
+
+
+def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
+    """Random tensor arguments of one shape."""
+    inputs = {}
+    for name in TENSOR_ARGS:
+        t = torch.randn(shape, dtype=torch.float64).to(dtype=dtype, device=device)
+        inputs[name] = t.requires_grad_(requires_grad and name in GRAD_ARGS)
+    return inputs
+
+
+def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
+    """The reference on the same (rounded) input values, computed in float64."""
+    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS)
+
+
+def positional(inputs: dict[str, Tensor]) -> tuple:
+    """The arguments in the schema's order, for calling torch.ops directly."""
+    values = {**inputs, **SCALARS}
+    return tuple(values[name] for name in ["x"])
+
+
+def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
+    first = inputs[TENSOR_ARGS[0]]
+    assert out.shape == first.shape and out.dtype == first.dtype and out.device == first.device
+    torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (1000,), (33, 65), (2, 3, 4099)], ids=str)
+def test_matches_float64_reference(device, dtype, shape):
+    inputs = make_inputs(shape, dtype, device)
+    assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sizes_around_the_vector_width(device, dtype):
+    # The CUDA kernels move 16 bytes (2 to 8 elements) at a time and the rest one by one.
+    for n in [1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 255, 257, 1023, 1025]:
+        inputs = make_inputs((n,), dtype, device)
+        assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
+def test_empty_tensors(device, shape):
+    inputs = make_inputs(shape, DTYPES[0], device)
+    out = relu(**inputs, **SCALARS)
+    assert out.shape == shape and out.dtype == DTYPES[0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_dim_tensors(device):
+    inputs = make_inputs((), DTYPES[0], device)
+    assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_non_contiguous_inputs(device, dtype):
+    base = make_inputs((66, 130), dtype, device)
+    for view in (lambda t: t.t(), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
+        inputs = {k: view(v) for k, v in base.items()}
+        assert not inputs[TENSOR_ARGS[0]].is_contiguous()
+        out = relu(**inputs, **SCALARS)
+        assert out.is_contiguous()
+        assert_matches_reference(inputs, out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_views_with_a_storage_offset(device, dtype):
+    # Offsets that break 16-byte alignment send the CUDA kernels down the scalar path.
+    base = make_inputs((4101,), dtype, device)
+    for offset in (1, 2, 3, 8):
+        inputs = {k: v[offset:] for k, v in base.items()}
+        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset
+        assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
+    inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=True)
+    torch.library.opcheck(torch.ops.relu.relu.default, positional(inputs))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph_matches_eager(device):
+    def loss(**inputs):
+        return (relu(**inputs, **SCALARS) * 3).sum()
+
+    inputs = make_inputs((1000,), DTYPES[0], device, requires_grad=True)
+    torch._dynamo.reset()
+    # fullgraph=True fails on any graph break: the op must trace as one node.
+    compiled = torch.compile(loss, fullgraph=True)
+    torch.testing.assert_close(compiled(**inputs), loss(**inputs), **TOLERANCES[DTYPES[0]])
+    grads = [inputs[name] for name in GRAD_ARGS]
+    expected = torch.autograd.grad(loss(**inputs), grads)
+    actual = torch.autograd.grad(compiled(**inputs), grads)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e, **TOLERANCES[DTYPES[0]])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gradients_match_float64_reference(device, dtype):
+    inputs = make_inputs((3, 257), dtype, device, requires_grad=True)
+    out = relu(**inputs, **SCALARS)
+    grad_out = torch.randn_like(out)
+    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
+    expected = torch.autograd.grad(
+        reference(**inputs64, **SCALARS), [inputs64[name] for name in GRAD_ARGS], grad_out.double()
+    )
+    for name, a, e in zip(GRAD_ARGS, actual, expected):
+        assert a.dtype == dtype, name
+        torch.testing.assert_close(
+            a.double(), e, **TOLERANCES[dtype], msg=lambda m, name=name: f"{name}: {m}"
+        )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_backward_with_a_non_contiguous_gradient(device):
+    inputs = make_inputs((4, 6), DTYPES[0], device, requires_grad=True)
+    # sum() sends back an expanded gradient with zero strides.
+    actual = torch.autograd.grad(relu(**inputs, **SCALARS).sum(), inputs[GRAD_ARGS[0]])
+    inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
+    expected = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[GRAD_ARGS[0]])
+    torch.testing.assert_close(actual[0].double(), expected[0], **TOLERANCES[DTYPES[0]])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradcheck(device):
+    # The backward kernels against finite differences of the forward kernels, in float64.
+    inputs = make_inputs((4, 5), torch.float64, device, requires_grad=True)
+
+    def f(*tensors):
+        return relu(**dict(zip(inputs, tensors)), **SCALARS)
+
+    assert torch.autograd.gradcheck(f, tuple(inputs.values()))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_backward_op(device):
+    grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
+    inputs = make_inputs((5, 7), DTYPES[0], device)
+    args = (grad, *[inputs[name] for name in ["x"]], *SCALARS.values())
+    torch.library.opcheck(torch.ops.relu.relu_backward.default, args)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rejects_an_unsupported_dtype_naming_the_argument(device):
+    inputs = make_inputs((8,), DTYPES[0], device)
+    inputs[TENSOR_ARGS[-1]] = torch.arange(8, dtype=torch.int32, device=device)
+    with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.int32"):
+        relu(**inputs, **SCALARS)
+
+
+@needs_cuda
+def test_cuda_kernels_were_built():
+    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_tensor_on_cuda(dtype):
+    inputs = make_inputs((1 << 22) + 3, dtype, "cuda")
+    assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+
+
+@needs_cuda
+def test_runs_on_the_current_stream():
+    inputs = make_inputs((1 << 20,), DTYPES[0], "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        out = relu(**inputs, **SCALARS)
+    stream.synchronize()
+    assert_matches_reference(inputs, out)
+
+
+@needs_cuda
+def test_captured_in_a_cuda_graph():
+    inputs = make_inputs((4097,), DTYPES[0], "cuda")
+    relu(**inputs, **SCALARS)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = relu(**inputs, **SCALARS)
+    for name in TENSOR_ARGS:
+        inputs[name].copy_(torch.randn_like(inputs[name]))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_matches_reference(inputs, out)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_inputs_on_a_device_other_than_the_current_one():
+    inputs = make_inputs((1025,), DTYPES[0], "cuda:1")
+    with torch.cuda.device(0):
+        out = relu(**inputs, **SCALARS)
+    assert out.device == torch.device("cuda:1")
+    assert_matches_reference(inputs, out)

@@ -1,0 +1,22 @@
+// vector_add_kernel.h: the CUDA launchers of vector_add, on raw pointers.
+//
+// No torch types here: the kernels compile with nvcc alone, in about a second. T is
+// float, double, __half or __nv_bfloat16; every pointer addresses n contiguous elements.
+// Each launcher enqueues its kernel on `stream` and returns the launch's error code.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace vector_add {
+
+// out[i] = forward(a[i], b[i])
+template <typename T>
+cudaError_t forward_cuda(const T* a, const T* b, T* out, int64_t n, cudaStream_t stream);
+
+// grad_a[i], grad_b[i] = the gradients at element i, given grad[i]
+template <typename T>
+cudaError_t backward_cuda(const T* grad, T* grad_a, T* grad_b, int64_t n, cudaStream_t stream);
+
+}  // namespace vector_add

@@ -1,0 +1,98 @@
+"""The Python API of vector_add: a typed wrapper, fake kernels for tracing, and autograd.
+
+The kernels are registered in C++ (csrc/vector_add.cpp) as torch.ops.vector_add; this
+module adds what torch.compile and autograd need on top of them.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["vector_add"]
+
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+
+# Looked up once: attribute access on torch.ops costs microseconds per call.
+_forward = torch.ops.vector_add.vector_add.default
+_backward = torch.ops.vector_add.vector_add_backward.default
+
+
+def vector_add(a: Tensor, b: Tensor) -> Tensor:
+    """Elementwise `a + b`, in one kernel.
+
+    Computed in float32 for float32, float16 and bfloat16 inputs, in float64 for float64.
+
+    Args:
+        a: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
+        b: a tensor of float32, float64, float16, bfloat16, with the shape,
+            dtype and device of a.
+
+    Returns:
+        A new contiguous tensor with the shape, dtype and device of a.
+
+    Differentiable with respect to a, b.
+    """
+    return _forward(a, b)
+
+
+def _check_tensors(op: str, **tensors: Tensor) -> None:
+    """The checks of check_tensors in csrc/vector_add.cpp, for tensors without data."""
+    first_name, first = next(iter(tensors.items()))
+    for name, t in tensors.items():
+        torch._check(
+            t.dtype in SUPPORTED_DTYPES,
+            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+        )
+        torch._check(
+            t.dtype == first.dtype,
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
+            ),
+        )
+        torch._check(
+            t.device == first.device,
+            lambda name=name, t=t: (
+                f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
+            ),
+        )
+        torch._check(
+            t.shape == first.shape,
+            lambda name=name, t=t: (
+                f"{op}: {name} has shape {list(t.shape)} but {first_name} has shape "
+                f"{list(first.shape)}"
+            ),
+        )
+
+
+# Fake kernels: the output's metadata, computed without data, so that torch.compile and
+# torch.export can trace through the op. They must agree with the C++ kernels, which
+# return new contiguous tensors.
+@torch.library.register_fake("vector_add::vector_add")
+def _(a, b):
+    _check_tensors("vector_add", a=a, b=b)
+    return a.new_empty(a.shape)
+
+
+@torch.library.register_fake("vector_add::vector_add_backward")
+def _(grad):
+    _check_tensors("vector_add_backward", grad=grad)
+    return grad.new_empty(grad.shape), grad.new_empty(grad.shape)
+
+
+# Autograd: the backward is itself a custom op with CPU and CUDA kernels, so it also
+# runs under torch.compile.
+def _setup_context(ctx, inputs, output):
+    a, b = inputs
+
+
+def _backward_fn(ctx, grad):
+    grad_a, grad_b = _backward(grad)
+    # One gradient per input of vector_add, None where it is not differentiable.
+    return grad_a, grad_b
+
+
+torch.library.register_autograd(
+    "vector_add::vector_add", _backward_fn, setup_context=_setup_context
+)
