@@ -17,9 +17,6 @@ from opgen.cli import main
 
 from .conftest import HAS_NVCC, failed_tests, pip_install, run_project_tests
 
-AXPBY = ["--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
-         "--gradients", "x: a * grad; b: grad"]
-
 
 def render(where: Path, name: str, *options: str) -> Path:
     try:
@@ -42,14 +39,6 @@ def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
     result = run_project_tests(python, project)
     assert result.returncode == 0, result.stdout[-5000:]
     assert re.search(r"\d+ passed", result.stdout) and "failed" not in result.stdout
-
-
-def test_a_project_with_two_tensors_and_a_leading_scalar_passes_its_own_tests(python, projects):
-    project = render(projects, "fused_axpby", *AXPBY)
-    check_cuda_was_built(pip_install(python, project), project, "fused_axpby")
-    result = run_project_tests(python, project)
-    assert result.returncode == 0, result.stdout[-5000:]
-    assert "test_rejects_mismatched_shapes_naming_the_argument" not in failed_tests(result.stdout)
 
 
 def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
