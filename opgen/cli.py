@@ -61,6 +61,8 @@ Examples:
       --forward "a * x + b" --gradients "x: a * grad; b: grad"
   opgen new relu --defaults --signature "x: Tensor" --forward "x > 0 ? x : 0" \\
       --reference "torch.clamp(x, min=0)" --gradients "x: x > 0 ? grad : 0"
+  opgen new normalize_volume --defaults --signature "vol: Tensor, max_val: float" \\
+      --forward "vol / max_val" --dtypes uint16 --out-dtype float32 --exact --no-backward
 """
 
 
@@ -79,12 +81,16 @@ Examples:
 @click.option("--gradients", metavar="GRADS",
               help="'input: C++ expression' per tensor input, ';'-separated, using grad, "
                    "e.g. 'x: alpha * grad'.")
+@click.option("--out-dtype", type=click.Choice(DTYPES),
+              help="The output's dtype (default: the inputs').")
+@click.option("--exact", is_flag=True,
+              help="CPU and CUDA results must agree bit for bit (no fused multiply-adds on CUDA).")
 @click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd.")
 @click.option("--defaults", is_flag=True, help="Ask nothing: unanswered questions take their defaults.")
 @click.option("--existing-ok", is_flag=True,
               help="Add the project's files to an existing non-empty directory (never overwrites a file).")
-def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, no_backward,
-        defaults, existing_ok):
+def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, out_dtype, exact,
+        no_backward, defaults, existing_ok):
     """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
 
     On a terminal, questions that no option answers are asked; with --defaults, or when
@@ -98,6 +104,10 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
                        ("reference", reference), ("gradients", gradients)):
         if value is not None:
             data[key] = value
+    if out_dtype is not None:
+        data["out_dtype"] = out_dtype
+    if exact:
+        data["exact"] = True
     if dtypes is not None:
         data["dtypes"] = parse_dtypes(dtypes)
         unknown = [d for d in data["dtypes"] if d not in DTYPES]

@@ -14,7 +14,8 @@ from typing import Any
 from .naming import CPP_KEYWORDS, name_problem
 
 KINDS = ("elementwise",)
-DTYPES = ("float32", "float64", "float16", "bfloat16")
+FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
+DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
 ANNOTATIONS = ("Tensor", "float")
 
 # Math functions that exist for float and double on the host (<cmath>) and on the
@@ -191,6 +192,14 @@ def validate_answers(answers: dict[str, Any]) -> None:
         raise SpecError(
             f"dtypes {','.join(dtypes)!r} must be distinct names from {','.join(DTYPES)}"
         )
+    out_dtype = answers.get("out_dtype", "same")
+    if out_dtype != "same" and out_dtype not in DTYPES:
+        raise SpecError(f"out_dtype {out_dtype!r} must be 'same' or one of {', '.join(DTYPES)}")
+    if answers.get("backward", True) and (
+        out_dtype != "same" or any(d not in FLOAT_DTYPES for d in dtypes)
+    ):
+        raise SpecError("backward kernels need floating inputs and an output of the same dtype; "
+                        "pass --no-backward, or choose floating --dtypes and no --out-dtype")
     params = parse_signature(answers["signature"])
     if answers["op_name"] in {p["name"] for p in params}:
         raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")

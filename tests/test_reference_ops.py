@@ -26,6 +26,8 @@ DOCUMENTED_CALLS = {
     "relu": ("x = torch.randn(1000)", "relu(x)", "torch.clamp(x, min=0)"),
     "fused_axpby": ("a, x, b = 1.5, torch.randn(1000), torch.randn(1000)", "fused_axpby(a, x, b)",
                     "a * x + b"),
+    "normalize_volume": ("vol = torch.randint(0, 65536, (4, 5, 6)).to(torch.uint16); max_val = 65535.0",
+                         "normalize_volume(vol, max_val)", "vol.float() / max_val"),
 }
 
 

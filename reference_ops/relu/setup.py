@@ -146,7 +146,10 @@ def extensions():
             define_macros=[("WITH_CUDA", None)],
             # -lineinfo maps kernel code to source lines in compute-sanitizer and profilers;
             # --threads 0 compiles the archs in parallel.
-            extra_compile_args={"cxx": cxx_flags, "nvcc": ["-O3", "-lineinfo", "--threads", "0"]},
+            extra_compile_args={
+                "cxx": cxx_flags,
+                "nvcc": ["-O3", "-lineinfo", "--threads", "0"],
+            },
             py_limited_api=True,
         )
     ]

@@ -21,7 +21,7 @@ _backward = torch.ops.fused_axpby.fused_axpby_backward.default
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
     """Elementwise `a * x + b`, in one kernel.
 
-    Computed in float32 for float32, float16 and bfloat16 inputs, in float64 for float64.
+    Computed in float64 where the input or the output is float64, else in float32.
 
     Args:
         a: a float.
@@ -31,7 +31,8 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
             dtype and device of x.
 
     Returns:
-        A new contiguous tensor with the shape, dtype and device of x.
+        A new contiguous tensor with the shape and device of x, of
+        its dtype.
 
     Differentiable with respect to x, b.
     """

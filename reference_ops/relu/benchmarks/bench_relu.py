@@ -60,8 +60,15 @@ def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> 
     return statistics.median(times)
 
 
+def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    if dtype.is_floating_point:
+        return torch.randn(n, dtype=dtype, device=device)
+    high = min(torch.iinfo(dtype).max + 1, 1 << 16)
+    return torch.randint(0, high, (n,), device=device).to(dtype)
+
+
 def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
-    inputs = {name: torch.randn(n, dtype=dtype, device=device) for name in TENSOR_ARGS}
+    inputs = {name: random_tensor(n, dtype, device) for name in TENSOR_ARGS}
     out = torch.empty(n, dtype=dtype, device=device)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
     compiled = torch.compile(reference, fullgraph=True)
@@ -72,7 +79,8 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
         "compile": median_us(lambda: compiled(**inputs, **SCALARS), device),
         "copy": median_us(lambda: out.copy_(first), device),
     }
-    op_bytes = (len(TENSOR_ARGS) + 1) * n * first.element_size()
+    result = relu(**inputs, **SCALARS)
+    op_bytes = len(TENSOR_ARGS) * n * first.element_size() + result.numel() * result.element_size()
     copy_bytes = 2 * n * first.element_size()
     op_gbps = op_bytes / times["op"] / 1e3
     copy_gbps = copy_bytes / times["copy"] / 1e3

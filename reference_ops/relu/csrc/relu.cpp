@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "relu_math.h"
 
@@ -87,12 +88,15 @@ at::Tensor forward_cpu(const at::Tensor& x) {
   at::Tensor out = x.new_empty(x.sizes());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
-    using acc_t = at::opmath_type<scalar_t>;
+    using out_t = scalar_t;
+    // double where the input or the output is double; float for the rest, integers too.
+    using acc_t = std::conditional_t<
+        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
     const scalar_t* x_p = x_c.const_data_ptr<scalar_t>();
-    scalar_t* out_p = out.mutable_data_ptr<scalar_t>();
+    out_t* out_p = out.mutable_data_ptr<out_t>();
     at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        out_p[i] = static_cast<scalar_t>(forward<acc_t>(static_cast<acc_t>(x_p[i])));
+        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(x_p[i])));
       }
     });
   }));
@@ -160,7 +164,8 @@ at::Tensor forward_cuda_impl(const at::Tensor& x) {
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(x.scalar_type(), "relu_cuda", RELU_DISPATCH_CASES([&] {
-    C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(x_c), cuda_mutable_data<scalar_t>(out), n, stream));
+    using out_t = scalar_t;
+    C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(x_c), cuda_mutable_data<out_t>(out), n, stream));
   }));
   return out;
 }

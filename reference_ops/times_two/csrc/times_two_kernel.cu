@@ -10,23 +10,18 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "times_two_math.h"
 
 namespace times_two {
 namespace {
 
-// Arithmetic happens in Acc<T>: float for float, __half and __nv_bfloat16, double for double.
+// Arithmetic happens in Acc<T>: double where the input or the output is double, float
+// for everything else (float, the half types, integers).
 template <typename T>
-struct AccType {
-  using type = float;
-};
-template <>
-struct AccType<double> {
-  using type = double;
-};
-template <typename T>
-using Acc = typename AccType<T>::type;
+using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>,
+                               double, float>;
 
 // Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
@@ -34,17 +29,22 @@ __device__ __forceinline__ float to_acc(float v) { return v; }
 __device__ __forceinline__ double to_acc(double v) { return v; }
 __device__ __forceinline__ float to_acc(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename I>  // integers
+__device__ __forceinline__ float to_acc(I v) {
+  return static_cast<float>(v);
+}
 
-template <typename T>
-__device__ __forceinline__ T from_acc(Acc<T> v) {
-  return v;
+// To an output element; to integers by truncation toward zero, as C++ converts.
+template <typename O, typename A>
+__device__ __forceinline__ O from_acc(A v) {
+  return static_cast<O>(v);
 }
 template <>
-__device__ __forceinline__ __half from_acc<__half>(float v) {
+__device__ __forceinline__ __half from_acc<__half, float>(float v) {
   return __float2half_rn(v);
 }
 template <>
-__device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float v) {
+__device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v) {
   return __float2bfloat16_rn(v);
 }
 
@@ -52,6 +52,12 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float v) {
 template <typename T, int kVec>
 struct alignas(sizeof(T) * kVec) Vec {
   T v[kVec];
+};
+
+// Elements per vector: as many as keep every load and store within 16 bytes.
+template <typename T>
+struct VecWidth {
+  static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
 };
 
 constexpr int kThreads = 256;
@@ -82,24 +88,25 @@ cudaError_t num_blocks(int64_t work_items, int* blocks) {
 // storage offset), all of them one at a time. One kernel for both halves the build time
 // of a second instantiation; the branch is uniform across the grid.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t n,
+__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ x, Out<T>* __restrict__ out, int64_t n,
     bool vectorized) {
-  constexpr int kVec = 16 / sizeof(T);
+  constexpr int kVec = VecWidth<T>::value;
   using V = Vec<T, kVec>;
+  using VOut = Vec<Out<T>, kVec>;
   const int64_t n_vec = vectorized ? n / kVec : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (int64_t i = first; i < n_vec; i += stride) {
     const V x_v = reinterpret_cast<const V*>(x)[i];
-    V out_v;
+    VOut out_v;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
-      out_v.v[k] = from_acc<T>(forward<Acc<T>>(to_acc(x_v.v[k])));
+      out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x_v.v[k])));
     }
-    reinterpret_cast<V*>(out)[i] = out_v;
+    reinterpret_cast<VOut*>(out)[i] = out_v;
   }
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
-    out[i] = from_acc<T>(forward<Acc<T>>(to_acc(x[i])));
+    out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x[i])));
   }
 }
 
@@ -128,9 +135,9 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const T* x, T* out, int64_t n, cudaStream_t stream) {
+cudaError_t forward_cuda(const T* x, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  constexpr int kVec = 16 / sizeof(T);
+  constexpr int kVec = VecWidth<T>::value;
   const bool vectorized = is_aligned16(x) && is_aligned16(out);
   int blocks = 0;
   cudaError_t err = num_blocks(vectorized ? (n + kVec - 1) / kVec : n, &blocks);
@@ -152,13 +159,13 @@ cudaError_t backward_cuda(const T* grad, T* grad_x, int64_t n, cudaStream_t stre
 }
 
 // The dtypes this op was generated for.
-template cudaError_t forward_cuda<float>(const float*, float*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<float>(const float*, Out<float>*, int64_t, cudaStream_t);
 template cudaError_t backward_cuda<float>(const float*, float*, int64_t, cudaStream_t);
-template cudaError_t forward_cuda<double>(const double*, double*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<double>(const double*, Out<double>*, int64_t, cudaStream_t);
 template cudaError_t backward_cuda<double>(const double*, double*, int64_t, cudaStream_t);
-template cudaError_t forward_cuda<__half>(const __half*, __half*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<__half>(const __half*, Out<__half>*, int64_t, cudaStream_t);
 template cudaError_t backward_cuda<__half>(const __half*, __half*, int64_t, cudaStream_t);
-template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, int64_t, cudaStream_t);
+template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, Out<__nv_bfloat16>*, int64_t, cudaStream_t);
 template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, int64_t, cudaStream_t);
 
 }  // namespace times_two

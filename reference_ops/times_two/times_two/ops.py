@@ -21,13 +21,14 @@ _backward = torch.ops.times_two.times_two_backward.default
 def times_two(x: Tensor) -> Tensor:
     """Elementwise `2 * x`, in one kernel.
 
-    Computed in float32 for float32, float16 and bfloat16 inputs, in float64 for float64.
+    Computed in float64 where the input or the output is float64, else in float32.
 
     Args:
         x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
 
     Returns:
-        A new contiguous tensor with the shape, dtype and device of x.
+        A new contiguous tensor with the shape and device of x, of
+        its dtype.
 
     Differentiable with respect to x.
     """

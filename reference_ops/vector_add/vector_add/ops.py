@@ -21,7 +21,7 @@ _backward = torch.ops.vector_add.vector_add_backward.default
 def vector_add(a: Tensor, b: Tensor) -> Tensor:
     """Elementwise `a + b`, in one kernel.
 
-    Computed in float32 for float32, float16 and bfloat16 inputs, in float64 for float64.
+    Computed in float64 where the input or the output is float64, else in float32.
 
     Args:
         a: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
@@ -29,7 +29,8 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
             dtype and device of a.
 
     Returns:
-        A new contiguous tensor with the shape, dtype and device of a.
+        A new contiguous tensor with the shape and device of a, of
+        its dtype.
 
     Differentiable with respect to a, b.
     """

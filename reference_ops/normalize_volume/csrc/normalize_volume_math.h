@@ -1,0 +1,27 @@
+// normalize_volume_math.h: the formulas of normalize_volume, one element at a time.
+//
+// This is the file to edit when the op should compute something else. The CPU kernel
+// (csrc/normalize_volume.cpp) and the CUDA kernels (csrc/normalize_volume_kernel.cu) both call
+// these functions, so the two devices cannot drift apart. acc_t is float for float32,
+// float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
+// rather than 0.5 so that float math stays in float. Plain C math functions (exp, log,
+// tanh, fmax, ...) work here on the host and on the device.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define NORMALIZE_VOLUME_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define NORMALIZE_VOLUME_HOST_DEVICE inline
+#endif
+
+namespace normalize_volume {
+
+// One output element: vol / max_val
+template <typename acc_t>
+NORMALIZE_VOLUME_HOST_DEVICE acc_t forward(acc_t vol, acc_t max_val) {
+  return vol / max_val;
+}
+
+}  // namespace normalize_volume

@@ -1,0 +1,182 @@
+"""The GPU suite of reference_ops: build, test on CUDA, check memory, benchmark, report.
+
+    python tests/gpu_suite.py                  # on a machine with a CUDA GPU and nvcc
+    python tests/gpu_suite.py --ops relu times_two --out /tmp/results
+
+For every op in reference_ops/: `pip install --no-build-isolation -e` (the CUDA kernels
+built by nvcc for the visible GPU), its own test suite (CUDA tests included), a short run
+of its CUDA tests under `compute-sanitizer --tool memcheck`, and its benchmark for each
+dtype it supports. Writes RESULTS.md and results.json (default: into reference_ops/).
+Needs no opgen, no copier and no network: only torch, ninja, pytest and the CUDA toolkit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REFERENCE_OPS = Path(__file__).resolve().parent.parent / "reference_ops"
+# The CUDA tests that walk every kernel path: vector and scalar paths, tails, offsets,
+# empty tensors, backward. Under memcheck every access of theirs is checked.
+SANITIZED_TESTS = "cuda and (sizes_around or storage_offset or empty or gradients_match or large)"
+# Benchmarked per dtype: a small size for call overhead, a large one for bandwidth.
+SMALL_LOG2, LARGE_LOG2 = 16, 28
+
+
+def run(command: list[str], cwd: Path, timeout: int = 1800) -> subprocess.CompletedProcess:
+    print("$", " ".join(command), f"(in {cwd.name})", flush=True)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def answers_of(op_dir: Path) -> dict:
+    # The answers file is flat YAML written by copier; the few keys used here are scalars
+    # or lists, so no YAML library is needed on the GPU machine.
+    answers, key = {}, None
+    for line in (op_dir / ".copier-answers.yml").read_text().splitlines():
+        if line.startswith("- ") and key:
+            answers.setdefault(key, []).append(line[2:].strip())
+        elif ":" in line and not line.startswith("#"):
+            key, value = (part.strip() for part in line.split(":", 1))
+            if value:
+                answers[key] = value.strip("'\"")
+    return answers
+
+
+def pytest_counts(output: str) -> dict[str, int]:
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?)", output)}
+
+
+def build_and_test(op: str, work: Path) -> dict:
+    project = work / op
+    shutil.copytree(REFERENCE_OPS / op, project, ignore=shutil.ignore_patterns("build", "*.so"))
+    answers = answers_of(project)
+    result: dict = {"op": op, "dtypes": answers.get("dtypes", [])}
+
+    build = run([sys.executable, "-m", "pip", "install", "-v", "--no-deps", "--no-build-isolation",
+                 "-e", "."], project)
+    result["built_with_cuda"] = f"{op}: building CUDA kernels" in build.stdout + build.stderr
+    if build.returncode != 0:
+        result["build_error"] = (build.stdout + build.stderr)[-3000:]
+        return result
+
+    tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"], project)
+    result["tests"] = pytest_counts(tests.stdout.splitlines()[-1] if tests.stdout else "")
+    result["tests_ok"] = tests.returncode == 0
+    if tests.returncode != 0:
+        result["test_output"] = tests.stdout[-4000:]
+
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer:
+        memcheck = run([sanitizer, "--tool", "memcheck", "--error-exitcode", "9", sys.executable,
+                        "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-k", SANITIZED_TESTS],
+                       project)
+        summary = re.findall(r"ERROR SUMMARY: (\d+) error", memcheck.stdout + memcheck.stderr)
+        result["sanitizer_errors"] = int(summary[-1]) if summary else None
+        result["sanitizer_clean"] = memcheck.returncode == 0 and summary == ["0"] * len(summary)
+        result["sanitizer_tests"] = pytest_counts(memcheck.stdout.splitlines()[-1] if memcheck.stdout else "")
+        if not result["sanitizer_clean"]:
+            result["sanitizer_output"] = (memcheck.stdout + memcheck.stderr)[-4000:]
+    return result
+
+
+def benchmark(result: dict, work: Path, large_log2: int) -> None:
+    op, project = result["op"], work / result["op"]
+    result["bench"] = {}
+    for dtype in result["dtypes"]:
+        out_file = work / f"{op}_{dtype}.json"
+        bench = run([sys.executable, f"benchmarks/bench_{op}.py", "--dtype", dtype,
+                     "--min-log2", str(SMALL_LOG2), "--max-log2", str(large_log2),
+                     "--step-log2", str(large_log2 - SMALL_LOG2), "--json", str(out_file)], project)
+        if bench.returncode == 0:
+            result["bench"][dtype] = json.loads(out_file.read_text())["rows"]
+        else:
+            result["bench"][dtype] = {"error": bench.stderr[-2000:]}
+
+
+def environment() -> dict:
+    import torch
+
+    return {
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no CUDA device",
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "nvcc": re.findall(r"release ([\d.]+)", subprocess.run(
+            ["nvcc", "--version"], capture_output=True, text=True).stdout or "")[:1],
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def markdown(env: dict, results: list[dict]) -> str:
+    lines = [
+        "# reference_ops on the GPU",
+        "",
+        f"{env['device']}, torch {env['torch']} (CUDA {env['torch_cuda']}), nvcc "
+        f"{''.join(env['nvcc'])}, {env['date']}. Written by `python tests/gpu_suite.py`.",
+        "",
+        "| op | built with CUDA | tests (CPU + CUDA) | memcheck |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in results:
+        tests = ", ".join(f"{n} {k}" for k, n in r.get("tests", {}).items()) or r.get("build_error", "")[:60]
+        memcheck = ("clean" if r.get("sanitizer_clean") else f"{r.get('sanitizer_errors')} errors"
+                    if "sanitizer_clean" in r else "not run")
+        lines.append(f"| {r['op']} | {'yes' if r.get('built_with_cuda') else 'NO'} | {tests} | {memcheck} |")
+    lines += [
+        "",
+        "Medians; GB/s counts each input read once and the output written once; % copy is that",
+        "bandwidth over a device-to-device copy's, measured in the same run.",
+        "",
+        "| op | dtype | elements | op µs | eager µs | compile µs | vs eager | vs compile | % copy |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in results:
+        for dtype, rows in r.get("bench", {}).items():
+            if isinstance(rows, dict):
+                lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | |")
+                continue
+            for row in rows:
+                lines.append(
+                    f"| {r['op']} | {dtype} | 2^{row['elements'].bit_length() - 1} | {row['op_us']:.1f} | "
+                    f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['speedup_vs_eager']:.2f}x | "
+                    f"{row['speedup_vs_compile']:.2f}x | {row['percent_of_copy']:.0f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    all_ops = sorted(p.name for p in REFERENCE_OPS.iterdir() if (p / ".copier-answers.yml").is_file())
+    parser.add_argument("--ops", nargs="+", default=all_ops, choices=all_ops)
+    parser.add_argument("--out", type=Path, default=REFERENCE_OPS, help="where to write the results")
+    parser.add_argument("--large-log2", type=int, default=LARGE_LOG2,
+                        help=f"the large benchmark size, log2 elements (default {LARGE_LOG2})")
+    args = parser.parse_args()
+
+    env = environment()
+    with tempfile.TemporaryDirectory(prefix="gpu-suite-") as tmp:
+        # Builds, tests and memcheck runs share the GPU well; timings must not share it.
+        with ThreadPoolExecutor(max_workers=len(args.ops)) as pool:
+            results = list(pool.map(lambda op: build_and_test(op, Path(tmp)), args.ops))
+        for result in results:
+            if result.get("tests_ok"):
+                benchmark(result, Path(tmp), args.large_log2)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps({**env, "ops": results}, indent=2) + "\n")
+    (args.out / "RESULTS.md").write_text(markdown(env, results))
+    print(markdown(env, results))
+    failed = [r["op"] for r in results if not (r.get("tests_ok") and r.get("sanitizer_clean", True))]
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
