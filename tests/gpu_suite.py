@@ -156,6 +156,8 @@ def main() -> None:
     all_ops = sorted(p.name for p in REFERENCE_OPS.iterdir() if (p / ".copier-answers.yml").is_file())
     parser.add_argument("--ops", nargs="+", default=all_ops, choices=all_ops)
     parser.add_argument("--out", type=Path, default=REFERENCE_OPS, help="where to write the results")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other ops' results already in OUT/results.json")
     parser.add_argument("--large-log2", type=int, default=LARGE_LOG2,
                         help=f"the large benchmark size, log2 elements (default {LARGE_LOG2})")
     args = parser.parse_args()
@@ -169,6 +171,9 @@ def main() -> None:
             if result.get("tests_ok"):
                 benchmark(result, Path(tmp), args.large_log2)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.merge and (args.out / "results.json").is_file():
+        earlier = json.loads((args.out / "results.json").read_text())["ops"]
+        results = sorted([r for r in earlier if r["op"] not in args.ops] + results, key=lambda r: r["op"])
     (args.out / "results.json").write_text(json.dumps({**env, "ops": results}, indent=2) + "\n")
     (args.out / "RESULTS.md").write_text(markdown(env, results))
     print(markdown(env, results))

@@ -266,8 +266,8 @@ def test_captured_in_a_cuda_graph():
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         out = fused_axpby(**inputs, **SCALARS)
-    for name in TENSOR_ARGS:
-        inputs[name].copy_(torch.randn_like(inputs[name]))
+    for name in TENSOR_ARGS:  # new values in the captured buffers
+        inputs[name].copy_(random_tensor(inputs[name].shape, DTYPES[0], "cuda"))
     graph.replay()
     torch.cuda.synchronize()
     assert_matches_reference(inputs, out)
