@@ -63,6 +63,9 @@ Examples:
       --reference "torch.clamp(x, min=0)" --gradients "x: x > 0 ? grad : 0"
   opgen new normalize_volume --defaults --signature "vol: Tensor, max_val: float" \\
       --forward "vol / max_val" --dtypes uint16 --out-dtype float32 --exact --no-backward
+  opgen new rgb_to_gray --defaults --kind pixel --signature "img: Tensor" --channels "r, g, b" \\
+      --forward "0.299f * r + 0.587f * g + 0.114f * b" --dtypes uint8 --no-backward \\
+      --reference "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]" --exact
 """
 
 
@@ -81,6 +84,8 @@ Examples:
 @click.option("--gradients", metavar="GRADS",
               help="'input: C++ expression' per tensor input, ';'-separated, using grad, "
                    "e.g. 'x: alpha * grad'.")
+@click.option("--channels", metavar="NAMES",
+              help="Pixel ops: the channels of the image's last dimension, e.g. 'r, g, b'.")
 @click.option("--out-dtype", type=click.Choice(DTYPES),
               help="The output's dtype (default: the inputs').")
 @click.option("--exact", is_flag=True,
@@ -89,8 +94,8 @@ Examples:
 @click.option("--defaults", is_flag=True, help="Ask nothing: unanswered questions take their defaults.")
 @click.option("--existing-ok", is_flag=True,
               help="Add the project's files to an existing non-empty directory (never overwrites a file).")
-def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, out_dtype, exact,
-        no_backward, defaults, existing_ok):
+def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, channels, out_dtype,
+        exact, no_backward, defaults, existing_ok):
     """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
 
     On a terminal, questions that no option answers are asked; with --defaults, or when
@@ -101,7 +106,7 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
         fail(problem)
     data = {"op_name": name}
     for key, value in (("kind", kind), ("signature", signature), ("forward", forward),
-                       ("reference", reference), ("gradients", gradients)):
+                       ("reference", reference), ("gradients", gradients), ("channels", channels)):
         if value is not None:
             data[key] = value
     if out_dtype is not None:

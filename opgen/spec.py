@@ -13,7 +13,7 @@ from typing import Any
 
 from .naming import CPP_KEYWORDS, name_problem
 
-KINDS = ("elementwise",)
+KINDS = ("elementwise", "pixel")
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
 ANNOTATIONS = ("Tensor", "float")
@@ -204,10 +204,35 @@ def validate_answers(answers: dict[str, Any]) -> None:
     if answers["op_name"] in {p["name"] for p in params}:
         raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")
     names = {p["name"] for p in params}
-    check_cpp_expression("forward", answers["forward"], names)
+    forward_names = names
+    if answers.get("kind") == "pixel":
+        forward_names = check_pixel_answers(answers, params)
+    check_cpp_expression("forward", answers["forward"], forward_names)
     check_python_expression("reference", answers["reference"], names)
     if answers.get("backward", True):
         parse_gradients(answers.get("gradients", ""), params)
+
+
+def check_pixel_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> set[str]:
+    """A pixel op: one image tensor, named channels, no backward. Returns the forward's names."""
+    images = [p["name"] for p in params if p["type"] == "Tensor"]
+    if len(images) != 1:
+        raise SpecError(f"a pixel op takes one image tensor; the signature has {len(images)} "
+                        f"({', '.join(images)})")
+    channels = [c.strip() for c in answers.get("channels", "").split(",")]
+    if not all(channels):
+        raise SpecError("channels must name each channel, comma-separated, e.g. 'r, g, b'")
+    for channel in channels:
+        # Channel names are only the parameters of the forward formula in the math header.
+        if (not re.fullmatch(r"[a-z][a-z0-9_]*", channel) or channel in CPP_KEYWORDS
+                or channel in MATH_FUNCTIONS or channel == "acc_t"):
+            raise SpecError(f"channels: {channel!r} must be a lower snake-case name that is not a "
+                            "C++ keyword or math function, e.g. r")
+    if len(set(channels)) != len(channels) or set(channels) & {p["name"] for p in params}:
+        raise SpecError("channels: the channel names must differ from each other and from the arguments")
+    if answers.get("backward", True):
+        raise SpecError("pixel ops have no backward kernels yet; pass --no-backward")
+    return set(channels) | {p["name"] for p in params if p["type"] == "float"}
 
 
 def parse_dtypes(text: str) -> list[str]:

@@ -60,28 +60,34 @@ def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> 
     return statistics.median(times)
 
 
+# Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
+CHANNELS = None
+
+
 def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    shape = (n, CHANNELS) if CHANNELS else (n,)
     if dtype.is_floating_point:
-        return torch.randn(n, dtype=dtype, device=device)
+        return torch.randn(shape, dtype=dtype, device=device)
     high = min(torch.iinfo(dtype).max + 1, 1 << 16)
-    return torch.randint(0, high, (n,), device=device).to(dtype)
+    return torch.randint(0, high, shape, device=device).to(dtype)
 
 
 def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     inputs = {name: random_tensor(n, dtype, device) for name in TENSOR_ARGS}
-    out = torch.empty(n, dtype=dtype, device=device)
+    first = inputs[TENSOR_ARGS[0]]
+    copied = torch.empty_like(first)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
     compiled = torch.compile(reference, fullgraph=True)
-    first = inputs[TENSOR_ARGS[0]]
     times = {
         "op": median_us(lambda: fused_axpby(**inputs, **SCALARS), device),
         "eager": median_us(lambda: reference(**inputs, **SCALARS), device),
         "compile": median_us(lambda: compiled(**inputs, **SCALARS), device),
-        "copy": median_us(lambda: out.copy_(first), device),
+        "copy": median_us(lambda: copied.copy_(first), device),
     }
     result = fused_axpby(**inputs, **SCALARS)
-    op_bytes = len(TENSOR_ARGS) * n * first.element_size() + result.numel() * result.element_size()
-    copy_bytes = 2 * n * first.element_size()
+    in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
+    op_bytes = in_bytes + result.numel() * result.element_size()
+    copy_bytes = 2 * first.numel() * first.element_size()
     op_gbps = op_bytes / times["op"] / 1e3
     copy_gbps = copy_bytes / times["copy"] / 1e3
     return {

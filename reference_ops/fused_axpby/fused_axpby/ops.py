@@ -31,7 +31,8 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
             dtype and device of x.
 
     Returns:
-        A new contiguous tensor with the shape and device of x, of
+        A new contiguous tensor with the shape of x,
+        on its device, of
         its dtype.
 
     Differentiable with respect to x, b.
@@ -75,7 +76,8 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 @torch.library.register_fake("fused_axpby::fused_axpby")
 def _(a, x, b):
     _check_tensors("fused_axpby", x=x, b=b)
-    return x.new_empty(x.shape)
+    shape = x.shape
+    return x.new_empty(shape)
 
 
 @torch.library.register_fake("fused_axpby::fused_axpby_backward")

@@ -72,9 +72,7 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 " but ", first.name, " has shape ", first.tensor.sizes(),
                 "; pass tensors of one shape (no broadcasting)");
   }
-}
-
-// Arguments in the schema's order: the dispatcher checks this signature against it.
+}// Arguments in the schema's order: the dispatcher checks this signature against it.
 at::Tensor forward_cpu(const at::Tensor& vol, double max_val) {
   check_tensors("normalize_volume", {{"vol", vol}});
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.

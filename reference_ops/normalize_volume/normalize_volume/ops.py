@@ -27,7 +27,8 @@ def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
         max_val: a float.
 
     Returns:
-        A new contiguous tensor with the shape and device of vol, of
+        A new contiguous tensor with the shape of vol,
+        on its device, of
         torch.float32.
     """
     return _forward(vol, max_val)
@@ -69,4 +70,5 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 @torch.library.register_fake("normalize_volume::normalize_volume")
 def _(vol, max_val):
     _check_tensors("normalize_volume", vol=vol)
-    return vol.new_empty(vol.shape, dtype=torch.float32)
+    shape = vol.shape
+    return vol.new_empty(shape, dtype=torch.float32)

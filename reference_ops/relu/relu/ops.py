@@ -27,7 +27,8 @@ def relu(x: Tensor) -> Tensor:
         x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
 
     Returns:
-        A new contiguous tensor with the shape and device of x, of
+        A new contiguous tensor with the shape of x,
+        on its device, of
         its dtype.
 
     Differentiable with respect to x.
@@ -71,7 +72,8 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 @torch.library.register_fake("relu::relu")
 def _(x):
     _check_tensors("relu", x=x)
-    return x.new_empty(x.shape)
+    shape = x.shape
+    return x.new_empty(shape)
 
 
 @torch.library.register_fake("relu::relu_backward")

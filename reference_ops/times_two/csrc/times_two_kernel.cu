@@ -82,7 +82,6 @@ cudaError_t num_blocks(int64_t work_items, int* blocks) {
   *blocks = int(wanted < 1 ? 1 : (wanted < most ? wanted : most));
   return cudaSuccess;
 }
-
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time

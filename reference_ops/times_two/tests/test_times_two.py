@@ -30,6 +30,8 @@ TOLERANCES = {
     torch.uint16: dict(rtol=0, atol=1),
     torch.int32: dict(rtol=0, atol=1),
 }
+# Pixel ops: the channels in the last dimension of every image; None for elementwise ops.
+CHANNELS = None
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = None
 TENSOR_ARGS = ["x"]
@@ -52,7 +54,9 @@ def random_tensor(shape, dtype, device) -> Tensor:
 
 
 def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
-    """Random tensor arguments of one shape."""
+    """Random tensor arguments of one shape (of images of that shape, for pixel ops)."""
+    if CHANNELS:
+        shape = (*(shape if isinstance(shape, tuple) else (shape,)), CHANNELS)
     inputs = {}
     for name in TENSOR_ARGS:
         t = random_tensor(shape, dtype, device)
@@ -62,7 +66,7 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS)
+    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS).double()
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -73,7 +77,8 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
 
 def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
     first = inputs[TENSOR_ARGS[0]]
-    assert out.shape == first.shape and out.device == first.device
+    assert out.shape == (first.shape[:-1] if CHANNELS else first.shape)
+    assert out.device == first.device
     assert out.dtype == (OUT_DTYPE or first.dtype)
     torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
 
@@ -113,7 +118,7 @@ def test_zero_dim_tensors(device):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_non_contiguous_inputs(device, dtype):
     base = make_inputs((66, 130), dtype, device)
-    for view in (lambda t: t.t(), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
+    for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
         inputs = {k: view(v) for k, v in base.items()}
         assert not inputs[TENSOR_ARGS[0]].is_contiguous()
         out = times_two(**inputs, **SCALARS)
@@ -128,7 +133,7 @@ def test_views_with_a_storage_offset(device, dtype):
     base = make_inputs((4101,), dtype, device)
     for offset in (1, 2, 3, 8):
         inputs = {k: v[offset:] for k, v in base.items()}
-        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset
+        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * (CHANNELS or 1)
         assert_matches_reference(inputs, times_two(**inputs, **SCALARS))
 
 
@@ -209,7 +214,10 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
     inputs = make_inputs((8,), DTYPES[0], device)
     inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
     with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
-        times_two(**inputs, **SCALARS)@needs_cuda
+        times_two(**inputs, **SCALARS)
+
+
+@needs_cuda
 def test_cuda_kernels_were_built():
     assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 

@@ -29,7 +29,8 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
             dtype and device of a.
 
     Returns:
-        A new contiguous tensor with the shape and device of a, of
+        A new contiguous tensor with the shape of a,
+        on its device, of
         its dtype.
 
     Differentiable with respect to a, b.
@@ -73,7 +74,8 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 @torch.library.register_fake("vector_add::vector_add")
 def _(a, b):
     _check_tensors("vector_add", a=a, b=b)
-    return a.new_empty(a.shape)
+    shape = a.shape
+    return a.new_empty(shape)
 
 
 @torch.library.register_fake("vector_add::vector_add_backward")

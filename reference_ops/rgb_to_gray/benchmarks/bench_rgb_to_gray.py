@@ -1,0 +1,147 @@
+"""Benchmark rgb_to_gray against eager PyTorch, torch.compile and a plain copy.
+
+    python benchmarks/bench_rgb_to_gray.py                 # CUDA if visible, else CPU
+    python benchmarks/bench_rgb_to_gray.py --dtype float16 --json results.json
+
+For each size: the median time of the op; of the same expression in eager PyTorch
+(rgb_to_gray.reference); of that expression under torch.compile; and of out.copy_(x),
+a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
+the op must move (each input read once, the output written once); "% copy" is that
+bandwidth over the copy's, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import time
+
+import torch
+
+from rgb_to_gray import rgb_to_gray
+from rgb_to_gray.reference import reference
+
+TENSOR_ARGS = ["img"]
+SCALARS = {}
+DTYPES = {
+    "uint8": torch.uint8,
+}
+
+
+def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> float:
+    """Median time of one call of fn, in microseconds, after a warm-up.
+
+    On CUDA each call is timed with events on the current stream, so only device time
+    between the two events counts; on the CPU with a wall clock.
+    """
+    for _ in range(3):
+        fn()
+    times = []
+    started = time.perf_counter()
+    while len(times) < min_reps or time.perf_counter() - started < min_seconds:
+        if device == "cuda":
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(begin.elapsed_time(end) * 1e3)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        if len(times) >= 1000:
+            break
+    return statistics.median(times)
+
+
+# Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
+CHANNELS = 3
+
+
+def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    shape = (n, CHANNELS) if CHANNELS else (n,)
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype, device=device)
+    high = min(torch.iinfo(dtype).max + 1, 1 << 16)
+    return torch.randint(0, high, shape, device=device).to(dtype)
+
+
+def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
+    inputs = {name: random_tensor(n, dtype, device) for name in TENSOR_ARGS}
+    first = inputs[TENSOR_ARGS[0]]
+    copied = torch.empty_like(first)
+    torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
+    compiled = torch.compile(reference, fullgraph=True)
+    times = {
+        "op": median_us(lambda: rgb_to_gray(**inputs, **SCALARS), device),
+        "eager": median_us(lambda: reference(**inputs, **SCALARS), device),
+        "compile": median_us(lambda: compiled(**inputs, **SCALARS), device),
+        "copy": median_us(lambda: copied.copy_(first), device),
+    }
+    result = rgb_to_gray(**inputs, **SCALARS)
+    in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
+    op_bytes = in_bytes + result.numel() * result.element_size()
+    copy_bytes = 2 * first.numel() * first.element_size()
+    op_gbps = op_bytes / times["op"] / 1e3
+    copy_gbps = copy_bytes / times["copy"] / 1e3
+    return {
+        "elements": n,
+        **{f"{k}_us": round(v, 3) for k, v in times.items()},
+        "op_GBps": round(op_gbps, 1),
+        "copy_GBps": round(copy_gbps, 1),
+        "percent_of_copy": round(100 * op_gbps / copy_gbps, 1),
+        "speedup_vs_eager": round(times["eager"] / times["op"], 3),
+        "speedup_vs_compile": round(times["compile"] / times["op"], 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--min-log2", type=int, default=10, help="smallest size, log2 elements")
+    parser.add_argument("--max-log2", type=int, default=None,
+                        help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)")
+    parser.add_argument("--step-log2", type=int, default=2)
+    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    args = parser.parse_args()
+    max_log2 = args.max_log2 or (28 if args.device.startswith("cuda") else 24)
+    device_type = torch.device(args.device).type
+    dtype = DTYPES[args.dtype]
+
+    rows = []
+    header = (f"{'elements':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} "
+              f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
+    print(f"rgb_to_gray {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    print(header)
+    for log2 in range(args.min_log2, max_log2 + 1, args.step_log2):
+        row = bench_size(1 << log2, dtype, device_type)
+        rows.append(row)
+        print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+              f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+              f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+              f"{row['speedup_vs_compile']:>9.2f}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({
+                "op": "rgb_to_gray",
+                "dtype": args.dtype,
+                "device": device_name(args.device),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "date": datetime.date.today().isoformat(),
+                "rows": rows,
+            }, f, indent=2)
+
+
+def device_name(device: str) -> str:
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(torch.device(device))
+    return "cpu"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+// rgb_to_gray.cpp: registers rgb_to_gray with PyTorch, checks its inputs and runs it on the
+// CPU; on CUDA it calls the launchers of csrc/rgb_to_gray_kernel.cu.
+//
+// Light ATen headers only (not torch/extension.h, not ATen/ops/*.h: outputs come from
+// Tensor::new_empty), so this file compiles in a few seconds.
+// The op goes through the dispatcher (TORCH_LIBRARY), so it works with autograd,
+// torch.compile and every device that has a kernel registered below.
+#include <Python.h>
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include <initializer_list>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "rgb_to_gray_math.h"
+
+#ifdef WITH_CUDA
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "rgb_to_gray_kernel.h"
+#endif
+
+// The dtypes rgb_to_gray was generated for: uint8.
+#define RGB_TO_GRAY_DISPATCH_CASES(...) \
+  AT_DISPATCH_CASE(at::kByte, __VA_ARGS__)
+
+namespace rgb_to_gray {
+namespace {
+
+constexpr const char* kSupportedDtypes = "torch.uint8";
+// Elements per CPU task: small tensors stay on one thread.
+constexpr int64_t kCpuGrain = 32768;
+
+bool is_supported(at::ScalarType dtype) {
+  return dtype == at::kByte;
+}
+
+std::string dtype_name(at::ScalarType dtype) {
+  return "torch." + std::string(c10::getDtypeNames(dtype).first);
+}
+
+struct NamedTensor {
+  const char* name;
+  const at::Tensor& tensor;
+};
+
+// Every tensor argument must have a supported dtype and the dtype, device and shape of
+// the first one. Each message names the argument, what it got and what was expected.
+void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
+  const NamedTensor& first = *args.begin();
+  for (const NamedTensor& arg : args) {
+    const at::Tensor& t = arg.tensor;
+    TORCH_CHECK(is_supported(t.scalar_type()), op, ": ", arg.name, " has dtype ",
+                dtype_name(t.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
+    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name,
+                " has dtype ", dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
+                dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
+    TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
+                " but ", first.name, " is on ", first.tensor.device(),
+                "; move the tensors to one device");
+    TORCH_CHECK(t.sizes() == first.tensor.sizes(), op, ": ", arg.name, " has shape ", t.sizes(),
+                " but ", first.name, " has shape ", first.tensor.sizes(),
+                "; pass tensors of one shape (no broadcasting)");
+  }
+}
+// Pixels are packed: the last dimension holds the channels r, g, b.
+constexpr int64_t kChannels = 3;
+
+void check_channels(const at::Tensor& img) {
+  TORCH_CHECK(img.dim() >= 1 && img.size(-1) == kChannels, "rgb_to_gray: img has shape ",
+              img.sizes(), "; its last dimension must hold the ", kChannels,
+              " channels r, g, b");
+}
+
+// Arguments in the schema's order: the dispatcher checks this signature against it.
+at::Tensor forward_cpu(const at::Tensor& img) {
+  check_tensors("rgb_to_gray", {{"img", img}});
+  check_channels(img);
+  // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
+  const at::Tensor img_c = img.contiguous();
+  at::Tensor out = img.new_empty(img.sizes().slice(0, img.dim() - 1));
+  const int64_t n = out.numel();
+  AT_DISPATCH_SWITCH(img.scalar_type(), "rgb_to_gray_cpu", RGB_TO_GRAY_DISPATCH_CASES([&] {
+    using out_t = scalar_t;
+    // double where the input or the output is double; float for the rest, integers too.
+    using acc_t = std::conditional_t<
+        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
+    const scalar_t* img_p = img_c.const_data_ptr<scalar_t>();
+    out_t* out_p = out.mutable_data_ptr<out_t>();
+    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const scalar_t* pixel = img_p + i * kChannels;
+        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(pixel[0]), static_cast<acc_t>(pixel[1]), static_cast<acc_t>(pixel[2])));
+      }
+    });
+  }));
+  return out;
+}
+
+#ifdef WITH_CUDA
+// c10::Half and c10::BFloat16 have the layouts of __half and __nv_bfloat16, so tensor
+// data can be handed to the kernels as the CUDA types.
+template <typename scalar_t>
+struct CudaType {
+  using type = scalar_t;
+};
+template <>
+struct CudaType<c10::Half> {
+  using type = __half;
+};
+template <>
+struct CudaType<c10::BFloat16> {
+  using type = __nv_bfloat16;
+};
+static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+
+template <typename scalar_t>
+const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
+  return reinterpret_cast<const typename CudaType<scalar_t>::type*>(t.const_data_ptr<scalar_t>());
+}
+
+template <typename scalar_t>
+typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
+  return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
+}
+
+at::Tensor forward_cuda_impl(const at::Tensor& img) {
+  check_tensors("rgb_to_gray", {{"img", img}});
+  check_channels(img);
+  // Allocate, copy and launch on the inputs' device, whichever device is current.
+  const c10::cuda::CUDAGuard device_guard(img.device());
+  // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
+  const at::Tensor img_c = img.contiguous();
+  at::Tensor out = img.new_empty(img.sizes().slice(0, img.dim() - 1));
+  const int64_t n = out.numel();
+  if (n == 0) return out;
+  // The current stream, not the default one: correct under user streams and CUDA graphs.
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_SWITCH(img.scalar_type(), "rgb_to_gray_cuda", RGB_TO_GRAY_DISPATCH_CASES([&] {
+    using out_t = scalar_t;
+    C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(img_c), cuda_mutable_data<out_t>(out), n, stream));
+  }));
+  return out;
+}
+#endif  // WITH_CUDA
+
+}  // namespace
+
+// The schemas: what torch.ops.rgb_to_gray accepts, for every device.
+TORCH_LIBRARY(rgb_to_gray, m) {
+  m.def("rgb_to_gray(Tensor img) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(rgb_to_gray, CPU, m) {
+  m.impl("rgb_to_gray", &forward_cpu);
+}
+
+#ifdef WITH_CUDA
+TORCH_LIBRARY_IMPL(rgb_to_gray, CUDA, m) {
+  m.impl("rgb_to_gray", &forward_cuda_impl);
+}
+#endif
+
+}  // namespace rgb_to_gray
+
+// `import rgb_to_gray._C` loads this library, which runs the registrations above. The
+// module itself is empty; TORCH_LIBRARY, not pybind11, exposes the op.
+extern "C" PyObject* PyInit__C(void) {
+  static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
+  return PyModule_Create(&module);
+}

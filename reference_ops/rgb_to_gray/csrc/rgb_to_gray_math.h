@@ -1,0 +1,27 @@
+// rgb_to_gray_math.h: the formulas of rgb_to_gray, one element at a time.
+//
+// This is the file to edit when the op should compute something else. The CPU kernel
+// (csrc/rgb_to_gray.cpp) and the CUDA kernels (csrc/rgb_to_gray_kernel.cu) both call
+// these functions, so the two devices cannot drift apart. acc_t is float for float32,
+// float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
+// rather than 0.5 so that float math stays in float. Plain C math functions (exp, log,
+// tanh, fmax, ...) work here on the host and on the device.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define RGB_TO_GRAY_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define RGB_TO_GRAY_HOST_DEVICE inline
+#endif
+
+namespace rgb_to_gray {
+
+// One output value per pixel, from its channels: 0.299f * r + 0.587f * g + 0.114f * b
+template <typename acc_t>
+RGB_TO_GRAY_HOST_DEVICE acc_t forward(acc_t r, acc_t g, acc_t b) {
+  return 0.299f * r + 0.587f * g + 0.114f * b;
+}
+
+}  // namespace rgb_to_gray

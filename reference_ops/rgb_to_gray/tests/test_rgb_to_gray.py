@@ -1,0 +1,227 @@
+"""Tests of rgb_to_gray on every available device and every supported dtype.
+
+Values are checked against a PyTorch reference evaluated in float64, gradients against
+autograd of that reference and gradcheck, the registration with torch.library.opcheck,
+and torch.compile against eager. If the op is defined only on part of the real line
+(log, sqrt, ...), edit make_inputs().
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor
+
+from rgb_to_gray import _build_info, rgb_to_gray
+from rgb_to_gray.reference import reference
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+DTYPES = [torch.uint8]
+# Allowed difference from the float64 reference: a few units in the last place of each
+# dtype (the kernels compute in float and round once; the reference rounds once too).
+TOLERANCES = {
+    torch.float64: dict(rtol=1e-10, atol=1e-12),
+    torch.float32: dict(rtol=2e-5, atol=1e-6),
+    torch.float16: dict(rtol=2e-3, atol=1e-4),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-3),
+    # Integer outputs: the kernels truncate a float result, which can land one below a
+    # float64 reference that sits on an integer.
+    torch.uint8: dict(rtol=0, atol=1),
+    torch.uint16: dict(rtol=0, atol=1),
+    torch.int32: dict(rtol=0, atol=1),
+}
+# Pixel ops: the channels in the last dimension of every image; None for elementwise ops.
+CHANNELS = 3
+# The output's dtype; None: the inputs' dtype.
+OUT_DTYPE = None
+TENSOR_ARGS = ["img"]
+# The float arguments' values in every test.
+SCALARS = {}
+
+needs_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
+)
+
+
+def random_tensor(shape, dtype, device) -> Tensor:
+    """Normal values for floating dtypes; integers over the dtype's range (at most 2^16)."""
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=torch.float64).to(dtype=dtype, device=device)
+    high = min(torch.iinfo(dtype).max + 1, 1 << 16)
+    size = shape if isinstance(shape, tuple) else (shape,)
+    return torch.randint(0, high, size).to(device=device, dtype=dtype)
+
+
+def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
+    """Random tensor arguments of one shape (of images of that shape, for pixel ops)."""
+    if CHANNELS:
+        shape = (*(shape if isinstance(shape, tuple) else (shape,)), CHANNELS)
+    inputs = {}
+    for name in TENSOR_ARGS:
+        t = random_tensor(shape, dtype, device)
+        inputs[name] = t
+    return inputs
+
+
+def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
+    """The reference on the same (rounded) input values, computed in float64."""
+    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS).double()
+
+
+def positional(inputs: dict[str, Tensor]) -> tuple:
+    """The arguments in the schema's order, for calling torch.ops directly."""
+    values = {**inputs, **SCALARS}
+    return tuple(values[name] for name in ["img"])
+
+
+def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
+    first = inputs[TENSOR_ARGS[0]]
+    assert out.shape == (first.shape[:-1] if CHANNELS else first.shape)
+    assert out.device == first.device
+    assert out.dtype == (OUT_DTYPE or first.dtype)
+    torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (1000,), (33, 65), (2, 3, 4099)], ids=str)
+def test_matches_float64_reference(device, dtype, shape):
+    inputs = make_inputs(shape, dtype, device)
+    assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sizes_around_the_vector_width(device, dtype):
+    # The CUDA kernels move 16 bytes (2 to 8 elements) at a time and the rest one by one.
+    for n in [1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 255, 257, 1023, 1025]:
+        inputs = make_inputs((n,), dtype, device)
+        assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
+def test_empty_tensors(device, shape):
+    inputs = make_inputs(shape, DTYPES[0], device)
+    out = rgb_to_gray(**inputs, **SCALARS)
+    assert out.shape == shape and out.dtype == (OUT_DTYPE or DTYPES[0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_dim_tensors(device):
+    inputs = make_inputs((), DTYPES[0], device)
+    assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_non_contiguous_inputs(device, dtype):
+    base = make_inputs((66, 130), dtype, device)
+    for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
+        inputs = {k: view(v) for k, v in base.items()}
+        assert not inputs[TENSOR_ARGS[0]].is_contiguous()
+        out = rgb_to_gray(**inputs, **SCALARS)
+        assert out.is_contiguous()
+        assert_matches_reference(inputs, out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_views_with_a_storage_offset(device, dtype):
+    # Offsets that break 16-byte alignment send the CUDA kernels down the scalar path.
+    base = make_inputs((4101,), dtype, device)
+    for offset in (1, 2, 3, 8):
+        inputs = {k: v[offset:] for k, v in base.items()}
+        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * (CHANNELS or 1)
+        assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
+    inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=False)
+    torch.library.opcheck(torch.ops.rgb_to_gray.rgb_to_gray.default, positional(inputs))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph_matches_eager(device):
+    def loss(**inputs):
+        return (rgb_to_gray(**inputs, **SCALARS) * 3).sum()
+
+    inputs = make_inputs((1000,), DTYPES[0], device, requires_grad=True)
+    torch._dynamo.reset()
+    # fullgraph=True fails on any graph break: the op must trace as one node.
+    compiled = torch.compile(loss, fullgraph=True)
+    tolerance = TOLERANCES[OUT_DTYPE or DTYPES[0]]
+    torch.testing.assert_close(compiled(**inputs), loss(**inputs), **tolerance)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rejects_an_unsupported_dtype_naming_the_argument(device):
+    inputs = make_inputs((8,), DTYPES[0], device)
+    inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
+    with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
+        rgb_to_gray(**inputs, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rejects_images_without_the_channel_dimension(device):
+    image = random_tensor((8, CHANNELS + 1), DTYPES[0], device)
+    says = rf"{TENSOR_ARGS[0]} has shape \[8, {CHANNELS + 1}\]; its last dimension"
+    with pytest.raises(RuntimeError, match=says):
+        rgb_to_gray(image, **SCALARS)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cpu_and_cuda_agree_bit_for_bit(dtype):
+    inputs = make_inputs((1 << 16) + 3, dtype, "cpu")
+    on_cpu = rgb_to_gray(**inputs, **SCALARS)
+    on_cuda = rgb_to_gray(**{k: v.cuda() for k, v in inputs.items()}, **SCALARS)
+    assert torch.equal(on_cpu, on_cuda.cpu())
+
+
+@needs_cuda
+def test_cuda_kernels_were_built():
+    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_tensor_on_cuda(dtype):
+    inputs = make_inputs((1 << 22) + 3, dtype, "cuda")
+    assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+
+
+@needs_cuda
+def test_runs_on_the_current_stream():
+    inputs = make_inputs((1 << 20,), DTYPES[0], "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        out = rgb_to_gray(**inputs, **SCALARS)
+    stream.synchronize()
+    assert_matches_reference(inputs, out)
+
+
+@needs_cuda
+def test_captured_in_a_cuda_graph():
+    inputs = make_inputs((4097,), DTYPES[0], "cuda")
+    rgb_to_gray(**inputs, **SCALARS)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = rgb_to_gray(**inputs, **SCALARS)
+    for name in TENSOR_ARGS:  # new values in the captured buffers
+        inputs[name].copy_(random_tensor(inputs[name].shape, DTYPES[0], "cuda"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_matches_reference(inputs, out)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_inputs_on_a_device_other_than_the_current_one():
+    inputs = make_inputs((1025,), DTYPES[0], "cuda:1")
+    with torch.cuda.device(0):
+        out = rgb_to_gray(**inputs, **SCALARS)
+    assert out.device == torch.device("cuda:1")
+    assert_matches_reference(inputs, out)
