@@ -13,7 +13,7 @@ from typing import Any
 
 from .naming import CPP_KEYWORDS, name_problem
 
-KINDS = ("elementwise", "pixel")
+KINDS = ("elementwise", "pixel", "matmul")
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
 ANNOTATIONS = ("Tensor", "float")
@@ -37,8 +37,8 @@ RESERVED_ARGUMENT_NAMES = frozenset("""
 # No quotes, braces, brackets, semicolons, backslashes or '#': nothing that could end a
 # statement or open Jinja, a string, a preprocessor line or a shell construct.
 _CPP_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,]+")
-# Python references may also index: x[..., 0].
-_PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]]+")
+# Python references may also index (x[..., 0]) and multiply matrices (a @ b).
+_PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]@]+")
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 
 
@@ -204,13 +204,26 @@ def validate_answers(answers: dict[str, Any]) -> None:
     if answers["op_name"] in {p["name"] for p in params}:
         raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")
     names = {p["name"] for p in params}
+    check_python_expression("reference", answers["reference"], names)
+    if answers.get("kind") == "matmul":
+        check_matmul_answers(answers, params)
+        return
     forward_names = names
     if answers.get("kind") == "pixel":
         forward_names = check_pixel_answers(answers, params)
     check_cpp_expression("forward", answers["forward"], forward_names)
-    check_python_expression("reference", answers["reference"], names)
     if answers.get("backward", True):
         parse_gradients(answers.get("gradients", ""), params)
+
+
+def check_matmul_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> None:
+    """A matmul op: two matrices, floating dtypes, the output in the inputs' dtype."""
+    if [p["type"] for p in params] != ["Tensor", "Tensor"]:
+        raise SpecError("a matmul op takes exactly two tensors, e.g. --signature 'a: Tensor, b: Tensor'")
+    if any(d not in FLOAT_DTYPES for d in answers.get("dtypes", FLOAT_DTYPES)):
+        raise SpecError(f"matmul supports the floating dtypes {', '.join(FLOAT_DTYPES)} only")
+    if answers.get("out_dtype", "same") != "same" or answers.get("exact"):
+        raise SpecError("matmul outputs the inputs' dtype and is not --exact; drop --out-dtype/--exact")
 
 
 def check_pixel_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> set[str]:

@@ -59,7 +59,7 @@ def build_and_test(op: str, work: Path) -> dict:
     project = work / op
     shutil.copytree(REFERENCE_OPS / op, project, ignore=shutil.ignore_patterns("build", "*.so"))
     answers = answers_of(project)
-    result: dict = {"op": op, "dtypes": answers.get("dtypes", [])}
+    result: dict = {"op": op, "kind": answers.get("kind", "elementwise"), "dtypes": answers.get("dtypes", [])}
 
     build = run([sys.executable, "-m", "pip", "install", "-v", "--no-deps", "--no-build-isolation",
                  "-e", "."], project)
@@ -93,9 +93,11 @@ def benchmark(result: dict, work: Path, large_log2: int) -> None:
     result["bench"] = {}
     for dtype in result["dtypes"]:
         out_file = work / f"{op}_{dtype}.json"
-        bench = run([sys.executable, f"benchmarks/bench_{op}.py", "--dtype", dtype,
-                     "--min-log2", str(SMALL_LOG2), "--max-log2", str(large_log2),
-                     "--step-log2", str(large_log2 - SMALL_LOG2), "--json", str(out_file)], project)
+        sizes = ([] if result["kind"] == "matmul" else  # matmul benchmarks its own sizes
+                 ["--min-log2", str(SMALL_LOG2), "--max-log2", str(large_log2),
+                  "--step-log2", str(large_log2 - SMALL_LOG2)])
+        bench = run([sys.executable, f"benchmarks/bench_{op}.py", "--dtype", dtype, *sizes,
+                     "--json", str(out_file)], project)
         if bench.returncode == 0:
             result["bench"][dtype] = json.loads(out_file.read_text())["rows"]
         else:
@@ -139,7 +141,7 @@ def markdown(env: dict, results: list[dict]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        for dtype, rows in r.get("bench", {}).items():
+        for dtype, rows in r.get("bench", {}).items() if r.get("kind") != "matmul" else ():
             if isinstance(rows, dict):
                 lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | |")
                 continue
@@ -148,6 +150,25 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"| {r['op']} | {dtype} | 2^{row['elements'].bit_length() - 1} | {row['op_us']:.1f} | "
                     f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['speedup_vs_eager']:.2f}x | "
                     f"{row['speedup_vs_compile']:.2f}x | {row['percent_of_copy']:.0f}% |")
+    matmuls = [r for r in results if r.get("kind") == "matmul"]
+    if matmuls:
+        lines += [
+            "",
+            "Matrix products: medians, TFLOP/s counting 2·M·N·K, cuBLAS through torch.mm with TF32 off.",
+            "",
+            "| op | dtype | M×K×N | op µs | cuBLAS µs | compile µs | op TFLOP/s | cuBLAS TFLOP/s | % cuBLAS |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+    for r in matmuls:
+        for dtype, rows in r.get("bench", {}).items():
+            if isinstance(rows, dict):
+                lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | |")
+                continue
+            for row in rows:
+                lines.append(
+                    f"| {r['op']} | {dtype} | {'×'.join(map(str, row['shape']))} | {row['op_us']:.1f} | "
+                    f"{row['cublas_us']:.1f} | {row['compile_us']:.1f} | {row['op_TFLOPs']:.2f} | "
+                    f"{row['cublas_TFLOPs']:.2f} | {row['percent_of_cublas']:.0f}% |")
     return "\n".join(lines) + "\n"
 
 

@@ -30,7 +30,11 @@ DOCUMENTED_CALLS = {
                          "normalize_volume(vol, max_val)", "vol.float() / max_val"),
     "rgb_to_gray": ("img = torch.randint(0, 256, (4, 5, 3)).to(torch.uint8)", "rgb_to_gray(img)",
                     "(0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]).to(torch.uint8)"),
+    "matmul": ("A, B = torch.randn(64, 33), torch.randn(33, 17)", "matmul(A, B)", "A @ B"),
 }
+# Integer results may truncate one below where the float expression rounds differently;
+# sums of products accumulate in another order than PyTorch's.
+TOLERANCES = {"rgb_to_gray": ", atol=1, rtol=0", "matmul": ", atol=1e-4, rtol=1e-4"}
 
 
 def test_every_documented_op_is_here():
@@ -86,8 +90,7 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
     assert result.returncode == 0, result.stdout[-5000:]
     if op in DOCUMENTED_CALLS:
         setup, call, expected = DOCUMENTED_CALLS[op]
-        # Integer results may truncate one below where the float expression rounds differently.
-        tolerance = ", atol=1, rtol=0" if op == "rgb_to_gray" else ""
+        tolerance = TOLERANCES.get(op, "")
         code = (f"import torch\nfrom {op} import {op}\n{setup}\n"
                 f"torch.testing.assert_close({call}, {expected}{tolerance})\nprint('ok')\n")
         # From inside the project, as a user would: from its parent, the project directory

@@ -78,7 +78,38 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 " but ", first.name, " has shape ", first.tensor.sizes(),
                 "; pass tensors of one shape (no broadcasting)");
   }
-}// Arguments in the schema's order: the dispatcher checks this signature against it.
+}
+
+#ifdef WITH_CUDA
+// c10::Half and c10::BFloat16 have the layouts of __half and __nv_bfloat16, so tensor
+// data can be handed to the kernels as the CUDA types.
+template <typename scalar_t>
+struct CudaType {
+  using type = scalar_t;
+};
+template <>
+struct CudaType<c10::Half> {
+  using type = __half;
+};
+template <>
+struct CudaType<c10::BFloat16> {
+  using type = __nv_bfloat16;
+};
+static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+
+template <typename scalar_t>
+const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
+  return reinterpret_cast<const typename CudaType<scalar_t>::type*>(t.const_data_ptr<scalar_t>());
+}
+
+template <typename scalar_t>
+typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
+  return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
+}
+#endif  // WITH_CUDA
+
+// Arguments in the schema's order: the dispatcher checks this signature against it.
 at::Tensor forward_cpu(double a, const at::Tensor& x, const at::Tensor& b) {
   check_tensors("fused_axpby", {{"x", x}, {"b", b}});
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
@@ -128,33 +159,6 @@ std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad, double a
 }
 
 #ifdef WITH_CUDA
-// c10::Half and c10::BFloat16 have the layouts of __half and __nv_bfloat16, so tensor
-// data can be handed to the kernels as the CUDA types.
-template <typename scalar_t>
-struct CudaType {
-  using type = scalar_t;
-};
-template <>
-struct CudaType<c10::Half> {
-  using type = __half;
-};
-template <>
-struct CudaType<c10::BFloat16> {
-  using type = __nv_bfloat16;
-};
-static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
-static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
-
-template <typename scalar_t>
-const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
-  return reinterpret_cast<const typename CudaType<scalar_t>::type*>(t.const_data_ptr<scalar_t>());
-}
-
-template <typename scalar_t>
-typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
-  return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
-}
-
 at::Tensor forward_cuda_impl(double a, const at::Tensor& x, const at::Tensor& b) {
   check_tensors("fused_axpby", {{"x", x}, {"b", b}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.

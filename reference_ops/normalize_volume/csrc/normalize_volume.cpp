@@ -72,28 +72,6 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 " but ", first.name, " has shape ", first.tensor.sizes(),
                 "; pass tensors of one shape (no broadcasting)");
   }
-}// Arguments in the schema's order: the dispatcher checks this signature against it.
-at::Tensor forward_cpu(const at::Tensor& vol, double max_val) {
-  check_tensors("normalize_volume", {{"vol", vol}});
-  // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const at::Tensor vol_c = vol.contiguous();
-  at::Tensor out = vol.new_empty(vol.sizes(), vol.options().dtype(at::kFloat));
-  const int64_t n = out.numel();
-  AT_DISPATCH_SWITCH(vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
-    using out_t = float;
-    // double where the input or the output is double; float for the rest, integers too.
-    using acc_t = std::conditional_t<
-        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
-    const acc_t max_val_acc = static_cast<acc_t>(max_val);
-    const scalar_t* vol_p = vol_c.const_data_ptr<scalar_t>();
-    out_t* out_p = out.mutable_data_ptr<out_t>();
-    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(vol_p[i]), max_val_acc));
-      }
-    });
-  }));
-  return out;
 }
 
 #ifdef WITH_CUDA
@@ -123,7 +101,33 @@ template <typename scalar_t>
 typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
+#endif  // WITH_CUDA
 
+// Arguments in the schema's order: the dispatcher checks this signature against it.
+at::Tensor forward_cpu(const at::Tensor& vol, double max_val) {
+  check_tensors("normalize_volume", {{"vol", vol}});
+  // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
+  const at::Tensor vol_c = vol.contiguous();
+  at::Tensor out = vol.new_empty(vol.sizes(), vol.options().dtype(at::kFloat));
+  const int64_t n = out.numel();
+  AT_DISPATCH_SWITCH(vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
+    using out_t = float;
+    // double where the input or the output is double; float for the rest, integers too.
+    using acc_t = std::conditional_t<
+        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
+    const acc_t max_val_acc = static_cast<acc_t>(max_val);
+    const scalar_t* vol_p = vol_c.const_data_ptr<scalar_t>();
+    out_t* out_p = out.mutable_data_ptr<out_t>();
+    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(vol_p[i]), max_val_acc));
+      }
+    });
+  }));
+  return out;
+}
+
+#ifdef WITH_CUDA
 at::Tensor forward_cuda_impl(const at::Tensor& vol, double max_val) {
   check_tensors("normalize_volume", {{"vol", vol}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.

@@ -17,6 +17,11 @@ from rgb_to_gray.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 DTYPES = [torch.uint8]
+
+needs_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
+)
+
 # Allowed difference from the float64 reference: a few units in the last place of each
 # dtype (the kernels compute in float and round once; the reference rounds once too).
 TOLERANCES = {
@@ -37,10 +42,6 @@ OUT_DTYPE = None
 TENSOR_ARGS = ["img"]
 # The float arguments' values in every test.
 SCALARS = {}
-
-needs_cuda = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
-)
 
 
 def random_tensor(shape, dtype, device) -> Tensor:

@@ -1,3 +1,4 @@
+
 """Benchmark vector_add against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_vector_add.py                 # CUDA if visible, else CPU
@@ -23,8 +24,6 @@ import torch
 from vector_add import vector_add
 from vector_add.reference import reference
 
-TENSOR_ARGS = ["a", "b"]
-SCALARS = {}
 DTYPES = {
     "float32": torch.float32,
     "float64": torch.float64,
@@ -60,6 +59,27 @@ def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> 
     return statistics.median(times)
 
 
+def device_name(device: str) -> str:
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(torch.device(device))
+    return "cpu"
+
+
+def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
+    with open(path, "w") as f:
+        json.dump({
+            "op": "vector_add",
+            "dtype": dtype,
+            "device": device_name(device),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "date": datetime.date.today().isoformat(),
+            "rows": rows,
+        }, f, indent=2)
+
+
+TENSOR_ARGS = ["a", "b"]
+SCALARS = {}
 # Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
 CHANNELS = None
 
@@ -128,22 +148,7 @@ def main() -> None:
               f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
               f"{row['speedup_vs_compile']:>9.2f}", flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({
-                "op": "vector_add",
-                "dtype": args.dtype,
-                "device": device_name(args.device),
-                "torch": torch.__version__,
-                "cuda": torch.version.cuda,
-                "date": datetime.date.today().isoformat(),
-                "rows": rows,
-            }, f, indent=2)
-
-
-def device_name(device: str) -> str:
-    if torch.device(device).type == "cuda":
-        return torch.cuda.get_device_name(torch.device(device))
-    return "cpu"
+        write_json(args.json, args.dtype, args.device, rows)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,11 @@ from vector_add.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+needs_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
+)
+
 # Allowed difference from the float64 reference: a few units in the last place of each
 # dtype (the kernels compute in float and round once; the reference rounds once too).
 TOLERANCES = {
@@ -38,10 +43,6 @@ TENSOR_ARGS = ["a", "b"]
 # The float arguments' values in every test.
 SCALARS = {}
 GRAD_ARGS = ["a", "b"]
-
-needs_cuda = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
-)
 
 
 def random_tensor(shape, dtype, device) -> Tensor:

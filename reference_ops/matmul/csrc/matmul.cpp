@@ -1,0 +1,229 @@
+// matmul.cpp: registers matmul with PyTorch, checks its inputs and runs it on the
+// CPU; on CUDA it calls the launchers of csrc/matmul_kernel.cu.
+//
+// Light ATen headers only (not torch/extension.h, not ATen/ops/*.h: outputs come from
+// Tensor::new_empty), so this file compiles in a few seconds.
+// The op goes through the dispatcher (TORCH_LIBRARY), so it works with autograd,
+// torch.compile and every device that has a kernel registered below.
+#include <Python.h>
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include <initializer_list>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+#include <algorithm>
+
+#ifdef WITH_CUDA
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "matmul_kernel.h"
+#endif
+
+// The dtypes matmul was generated for: float32, float64, float16, bfloat16.
+#define MATMUL_DISPATCH_CASES(...) \
+  AT_DISPATCH_CASE(at::kFloat, __VA_ARGS__) \
+  AT_DISPATCH_CASE(at::kDouble, __VA_ARGS__) \
+  AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__) \
+  AT_DISPATCH_CASE(at::kBFloat16, __VA_ARGS__)
+
+namespace matmul {
+namespace {
+
+constexpr const char* kSupportedDtypes = "torch.float32, torch.float64, torch.float16, torch.bfloat16";
+// Elements per CPU task: small tensors stay on one thread.
+constexpr int64_t kCpuGrain = 32768;
+
+bool is_supported(at::ScalarType dtype) {
+  return dtype == at::kFloat ||
+         dtype == at::kDouble ||
+         dtype == at::kHalf ||
+         dtype == at::kBFloat16;
+}
+
+std::string dtype_name(at::ScalarType dtype) {
+  return "torch." + std::string(c10::getDtypeNames(dtype).first);
+}
+
+struct NamedTensor {
+  const char* name;
+  const at::Tensor& tensor;
+};
+
+// Every tensor argument must have a supported dtype and the dtype, device and shape of
+// the first one. Each message names the argument, what it got and what was expected.
+void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
+  const NamedTensor& first = *args.begin();
+  for (const NamedTensor& arg : args) {
+    const at::Tensor& t = arg.tensor;
+    TORCH_CHECK(is_supported(t.scalar_type()), op, ": ", arg.name, " has dtype ",
+                dtype_name(t.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
+    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name,
+                " has dtype ", dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
+                dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
+    TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
+                " but ", first.name, " is on ", first.tensor.device(),
+                "; move the tensors to one device");
+    TORCH_CHECK(t.sizes() == first.tensor.sizes(), op, ": ", arg.name, " has shape ", t.sizes(),
+                " but ", first.name, " has shape ", first.tensor.sizes(),
+                "; pass tensors of one shape (no broadcasting)");
+  }
+}
+
+#ifdef WITH_CUDA
+// c10::Half and c10::BFloat16 have the layouts of __half and __nv_bfloat16, so tensor
+// data can be handed to the kernels as the CUDA types.
+template <typename scalar_t>
+struct CudaType {
+  using type = scalar_t;
+};
+template <>
+struct CudaType<c10::Half> {
+  using type = __half;
+};
+template <>
+struct CudaType<c10::BFloat16> {
+  using type = __nv_bfloat16;
+};
+static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+
+template <typename scalar_t>
+const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
+  return reinterpret_cast<const typename CudaType<scalar_t>::type*>(t.const_data_ptr<scalar_t>());
+}
+
+template <typename scalar_t>
+typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
+  return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
+}
+#endif  // WITH_CUDA
+
+// A product needs two matrices of one supported dtype, on one device, whose inner
+// dimensions agree.
+void check_matrices(const char* op, NamedTensor a, NamedTensor b) {
+  for (const NamedTensor& arg : {a, b}) {
+    TORCH_CHECK(is_supported(arg.tensor.scalar_type()), op, ": ", arg.name, " has dtype ",
+                dtype_name(arg.tensor.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
+    TORCH_CHECK(arg.tensor.dim() == 2, op, ": ", arg.name, " must be a 2-D matrix, got shape ",
+                arg.tensor.sizes());
+  }
+  TORCH_CHECK(b.tensor.scalar_type() == a.tensor.scalar_type(), op, ": ", b.name, " has dtype ",
+              dtype_name(b.tensor.scalar_type()), " but ", a.name, " has dtype ",
+              dtype_name(a.tensor.scalar_type()), "; pass matrices of one dtype");
+  TORCH_CHECK(b.tensor.device() == a.tensor.device(), op, ": ", b.name, " is on ", b.tensor.device(),
+              " but ", a.name, " is on ", a.tensor.device(), "; move the matrices to one device");
+  TORCH_CHECK(a.tensor.size(1) == b.tensor.size(0), op, ": ", a.name, " has shape ", a.tensor.sizes(),
+              " and ", b.name, " has shape ", b.tensor.sizes(), "; the columns of ", a.name,
+              " must match the rows of ", b.name);
+}
+
+// c = a · b on the CPU for a and b of any strides (the backward pass passes transposed
+// views). Rows of c in parallel; each row is a sum of b's rows scaled by a's elements, the
+// order that walks a row of b and of c contiguously.
+at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  at::Tensor c = a.new_empty({m, n});
+  AT_DISPATCH_SWITCH(a.scalar_type(), "matmul_cpu", MATMUL_DISPATCH_CASES([&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* a_p = a.const_data_ptr<scalar_t>();
+    const scalar_t* b_p = b.const_data_ptr<scalar_t>();
+    scalar_t* c_p = c.mutable_data_ptr<scalar_t>();
+    const int64_t a0 = a.stride(0), a1 = a.stride(1), b0 = b.stride(0), b1 = b.stride(1);
+    const int64_t rows_per_task = 1 + kCpuGrain / (1 + n * k);
+    at::parallel_for(0, m, rows_per_task, [&](int64_t begin, int64_t end) {
+      std::vector<acc_t> row(n);
+      for (int64_t i = begin; i < end; ++i) {
+        std::fill(row.begin(), row.end(), acc_t(0));
+        for (int64_t l = 0; l < k; ++l) {
+          const acc_t a_il = static_cast<acc_t>(a_p[i * a0 + l * a1]);
+          const scalar_t* b_row = b_p + l * b0;
+          for (int64_t j = 0; j < n; ++j) row[j] += a_il * static_cast<acc_t>(b_row[j * b1]);
+        }
+        for (int64_t j = 0; j < n; ++j) c_p[i * n + j] = static_cast<scalar_t>(row[j]);
+      }
+    });
+  }));
+  return c;
+}
+
+at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
+  check_matrices("matmul", {"a", a}, {"b", b});
+  return matmul_cpu(a, b);
+}
+
+// da = grad · bᵀ and db = aᵀ · grad, through transposed views: no copies.
+std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad, const at::Tensor& a,
+                                                const at::Tensor& b) {
+  check_matrices("matmul_backward", {"grad", grad}, {"bᵀ", b.t()});
+  check_matrices("matmul_backward", {"aᵀ", a.t()}, {"grad", grad});
+  return {matmul_cpu(grad, b.t()), matmul_cpu(a.t(), grad)};
+}
+
+#ifdef WITH_CUDA
+at::Tensor matmul_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
+  // Allocate and launch on the inputs' device, on its current stream.
+  const c10::cuda::CUDAGuard device_guard(a.device());
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  at::Tensor c = a.new_empty({m, n});
+  if (c.numel() == 0) return c;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_SWITCH(a.scalar_type(), "matmul_cuda", MATMUL_DISPATCH_CASES([&] {
+    C10_CUDA_CHECK(matmul_cuda(cuda_data<scalar_t>(a), cuda_data<scalar_t>(b), cuda_mutable_data<scalar_t>(c),
+                               m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), stream));
+  }));
+  return c;
+}
+
+at::Tensor forward_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
+  check_matrices("matmul", {"a", a}, {"b", b});
+  return matmul_cuda_impl(a, b);
+}
+
+std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad, const at::Tensor& a,
+                                                      const at::Tensor& b) {
+  check_matrices("matmul_backward", {"grad", grad}, {"bᵀ", b.t()});
+  check_matrices("matmul_backward", {"aᵀ", a.t()}, {"grad", grad});
+  return {matmul_cuda_impl(grad, b.t()), matmul_cuda_impl(a.t(), grad)};
+}
+#endif  // WITH_CUDA
+
+}  // namespace
+
+// The schemas: what torch.ops.matmul accepts, for every device.
+TORCH_LIBRARY(matmul, m) {
+  m.def("matmul(Tensor a, Tensor b) -> Tensor");
+  m.def("matmul_backward(Tensor grad, Tensor a, Tensor b) -> (Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(matmul, CPU, m) {
+  m.impl("matmul", &forward_cpu);
+  m.impl("matmul_backward", &backward_cpu);
+}
+
+#ifdef WITH_CUDA
+TORCH_LIBRARY_IMPL(matmul, CUDA, m) {
+  m.impl("matmul", &forward_cuda_impl);
+  m.impl("matmul_backward", &backward_cuda_impl);
+}
+#endif
+
+
+}  // namespace matmul
+
+// `import matmul._C` loads this library, which runs the registrations above. The
+// module itself is empty; TORCH_LIBRARY, not pybind11, exposes the op.
+extern "C" PyObject* PyInit__C(void) {
+  static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
+  return PyModule_Create(&module);
+}
