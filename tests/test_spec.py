@@ -125,3 +125,46 @@ def test_the_op_name_cannot_be_an_argument():
     with pytest.raises(SpecError, match="op's name"):
         validate_answers({**DEFAULTS, "signature": "my_op: Tensor", "forward": "my_op",
                           "reference": "my_op", "gradients": "my_op: grad"})
+
+
+def test_integer_or_converted_outputs_have_no_backward():
+    with pytest.raises(SpecError, match="pass --no-backward"):
+        validate_answers({**DEFAULTS, "dtypes": ["uint16"], "out_dtype": "float32"})
+    with pytest.raises(SpecError, match="pass --no-backward"):
+        validate_answers({**DEFAULTS, "out_dtype": "float16"})
+    validate_answers({**DEFAULTS, "dtypes": ["uint16"], "out_dtype": "float32", "backward": False})
+
+
+PIXEL = {**DEFAULTS, "kind": "pixel", "signature": "img: Tensor", "channels": "r, g, b",
+         "forward": "0.299f * r + 0.587f * g + 0.114f * b", "reference": "img[..., 0]",
+         "backward": False, "dtypes": ["uint8"]}
+
+
+def test_pixel_ops_take_one_image_and_named_channels():
+    validate_answers(PIXEL)
+    for change, says in [
+        ({"signature": "img: Tensor, other: Tensor"}, "one image tensor"),
+        ({"channels": "r, , b"}, "name each channel"),
+        ({"channels": "r, g, r"}, "must differ"),
+        ({"channels": "r, exp, b"}, "not a C++ keyword or math function"),
+        ({"backward": True}, "pass --no-backward"),
+        ({"forward": "img * 2"}, "uses 'img'"),  # the formula sees channels, not the image
+    ]:
+        with pytest.raises(SpecError) as error:
+            validate_answers({**PIXEL, **change})
+        assert says in str(error.value)
+
+
+MATMUL = {**DEFAULTS, "kind": "matmul", "signature": "a: Tensor, b: Tensor", "reference": "a @ b"}
+
+
+def test_matmul_ops_take_two_floating_matrices():
+    validate_answers(MATMUL)
+    for change, says in [
+        ({"signature": "a: Tensor, b: Tensor, alpha: float"}, "exactly two tensors"),
+        ({"dtypes": ["int32"], "backward": False}, "floating dtypes"),
+        ({"exact": True}, "not --exact"),
+    ]:
+        with pytest.raises(SpecError) as error:
+            validate_answers({**MATMUL, **change})
+        assert says in str(error.value)

@@ -65,7 +65,7 @@ def release_v2(repo: Path) -> None:
     first_line = "// {{op_name}}_kernel.cu: the CUDA kernels of {{op_name}} and their launchers."
     assert first_line in kernel.read_text()
     kernel.write_text(kernel.read_text().replace(first_line, first_line + " (template v2)"))
-    math = project / "csrc" / "{{op_name}}_math.h.jinja"
+    math = project / "csrc" / "{{math_header}}.jinja"  # renders as csrc/<op>_math.h
     assert "  return {{forward}};\n" in math.read_text()
     math.write_text(math.read_text().replace("  return {{forward}};\n", "  return ({{forward}});  // v2\n"))
     set_version(repo, "2.0.0")
