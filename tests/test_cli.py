@@ -28,6 +28,8 @@ DEFAULT_PROJECT_FILES = {
     "csrc/my_op_math.h",
     "my_op/__init__.py",
     "my_op/_build_check.py",
+    "my_op/_jit.py",
+    "my_op/_toolchain.py",
     "my_op/ops.py",
     "my_op/reference.py",
     "tests/test_my_op.py",

@@ -11,10 +11,7 @@ rgb_to_gray/_build_info.py; `import rgb_to_gray` refuses a build that does not m
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -22,80 +19,14 @@ from setuptools import setup
 
 NAME = "rgb_to_gray"
 ROOT = Path(__file__).resolve().parent
-# Built when no GPU is visible and TORCH_CUDA_ARCH_LIST is unset: machine code for
-# Turing, Ampere (and Ada) and Hopper, plus PTX that the driver compiles for newer GPUs
-# (Blackwell) at first use. Each arch adds a third of a second or more to every rebuild.
-DEFAULT_CUDA_ARCHS = ["7.5", "8.0", "9.0"]
 
 
-def say(message: str) -> None:
-    print(f"{NAME}: {message}", file=sys.stderr)
-
-
-def is_cuda_toolkit(path: Path) -> bool:
-    return (path / "bin" / "nvcc").is_file() and (path / "include" / "cuda_runtime.h").is_file()
-
-
-def find_cuda_home() -> Path | None:
-    """CUDA_HOME (or CUDA_PATH), else the toolkit of the nvcc on PATH, else /usr/local/cuda.
-
-    torch guesses dirname(dirname(which nvcc)). Where nvcc is a wrapper script, for
-    example /usr/local/bin/nvcc, that guess is /usr/local and linking fails with
-    "cannot find -lcudart"; so every candidate must hold a toolkit to be taken.
-    """
-    candidates = []
-    for variable in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(variable):
-            path = Path(os.environ[variable])
-            if is_cuda_toolkit(path):
-                return path
-            say(f"ignoring {variable}={path}: it has no bin/nvcc and include/cuda_runtime.h")
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        candidates.append(Path(nvcc).resolve().parent.parent)
-    candidates.append(Path("/usr/local/cuda"))
-    return next((path for path in candidates if is_cuda_toolkit(path)), None)
-
-
-def nvcc_output(cuda_home: Path, *args: str) -> str:
-    return subprocess.run(
-        [str(cuda_home / "bin" / "nvcc"), *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
-def nvcc_version(cuda_home: Path) -> str:
-    match = re.search(r"release (\d+\.\d+)", nvcc_output(cuda_home, "--version"))
-    return match.group(1) if match else "unknown"
-
-
-def default_arch_list(cuda_home: Path) -> str:
-    """DEFAULT_CUDA_ARCHS that this nvcc can build, the newest also as PTX."""
-    supported = set(re.findall(r"compute_(\d+)", nvcc_output(cuda_home, "--list-gpu-arch")))
-    archs = [arch for arch in DEFAULT_CUDA_ARCHS if arch.replace(".", "") in supported]
-    if not archs:
-        raise SystemExit(
-            f"{NAME}: error: nvcc in {cuda_home} supports none of {DEFAULT_CUDA_ARCHS}; "
-            "set TORCH_CUDA_ARCH_LIST to archs it supports"
-        )
-    return ";".join(archs[:-1] + [archs[-1] + "+PTX"])
-
-
-def cuda_build_plan(torch) -> tuple[Path | None, str]:
-    """(toolkit to build the CUDA kernels with, or None; why not, when None)."""
-    if os.environ.get("USE_CUDA", "") == "0":
-        return None, "USE_CUDA=0"
-    cuda_home = find_cuda_home()
-    if torch.version.cuda is None:
-        return None, f"torch {torch.__version__} is a CPU-only build"
-    if cuda_home is None:
-        return None, "no CUDA toolkit was found (set CUDA_HOME to a directory with bin/nvcc)"
-    nvcc = nvcc_version(cuda_home)
-    if nvcc.split(".")[0] != torch.version.cuda.split(".")[0]:
-        return None, (
-            f"nvcc {nvcc} in {cuda_home} does not match torch's CUDA {torch.version.cuda}; "
-            f"install CUDA {torch.version.cuda.split('.')[0]}.x and set CUDA_HOME to it"
-        )
-    return cuda_home, ""
+def load_toolchain():
+    """rgb_to_gray/_toolchain.py, loaded by path: the package cannot be imported unbuilt."""
+    spec = importlib.util.spec_from_file_location("_toolchain", ROOT / NAME / "_toolchain.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_build_info(torch, with_cuda: bool, arch_list: str) -> None:
@@ -111,47 +42,20 @@ def write_build_info(torch, with_cuda: bool, arch_list: str) -> None:
 def extensions():
     import torch
 
-    cuda_home, why_not = cuda_build_plan(torch)
-    if cuda_home is None:
-        wants_cuda = os.environ.get("USE_CUDA") == "1" or (
-            os.environ.get("USE_CUDA") != "0" and torch.cuda.is_available()
-        )
-        if wants_cuda:
-            raise SystemExit(f"{NAME}: error: cannot build the CUDA kernels: {why_not} "
-                             "(USE_CUDA=0 builds for the CPU only)")
-        say(f"building for the CPU only; CUDA skipped: {why_not}")
-    else:
-        # Set before cpp_extension is imported: it reads CUDA_HOME once, at import.
-        os.environ["CUDA_HOME"] = str(cuda_home)
-        if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
-            os.environ["TORCH_CUDA_ARCH_LIST"] = default_arch_list(cuda_home)
-        arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST") or "visible GPUs: " + ";".join(
-            "{}.{}".format(*torch.cuda.get_device_capability(i))
-            for i in range(torch.cuda.device_count())
-        )
-        say(f"building CUDA kernels with {cuda_home} for {arch_list}")
-
+    toolchain = load_toolchain()
+    cuda_home, arch_list = toolchain.prepare_cuda(torch)
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
-    write_build_info(torch, cuda_home is not None, arch_list if cuda_home else "")
-    # -g0: Python's own CFLAGS carry -g, which makes the C++ compile a third slower.
-    cxx_flags = ["-O3", "-g0"]
+    write_build_info(torch, cuda_home is not None, arch_list)
     if cuda_home is None:
         return [CppExtension(f"{NAME}._C", [f"csrc/{NAME}.cpp"],
-                             extra_compile_args={"cxx": cxx_flags}, py_limited_api=True)]
+                             extra_compile_args={"cxx": toolchain.CXX_FLAGS}, py_limited_api=True)]
     return [
         CUDAExtension(
             f"{NAME}._C",
             [f"csrc/{NAME}.cpp", f"csrc/{NAME}_kernel.cu"],
             define_macros=[("WITH_CUDA", None)],
-            # -lineinfo maps kernel code to source lines in compute-sanitizer and profilers;
-            # --threads 0 compiles the archs in parallel. --fmad=false: no fused
-            # multiply-adds, which round once where the CPU rounds twice, so that CPU and
-            # CUDA results agree bit for bit.
-            extra_compile_args={
-                "cxx": cxx_flags,
-                "nvcc": ["-O3", "-lineinfo", "--threads", "0", "--fmad=false"],
-            },
+            extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": toolchain.NVCC_FLAGS},
             py_limited_api=True,
         )
     ]

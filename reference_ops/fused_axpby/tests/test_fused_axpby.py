@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import Tensor
 
-from fused_axpby import _build_info, fused_axpby
+from fused_axpby import WITH_CUDA, fused_axpby
 from fused_axpby.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -247,7 +247,7 @@ def test_rejects_mixed_devices_naming_the_argument():
 
 @needs_cuda
 def test_cuda_kernels_were_built():
-    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 
 
 @needs_cuda

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import Tensor
 
-from matmul import _build_info, matmul
+from matmul import WITH_CUDA, matmul
 from matmul.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -149,7 +149,7 @@ def test_rejects_mixed_devices_naming_the_argument():
 
 @needs_cuda
 def test_cuda_kernels_were_built():
-    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 
 
 @needs_cuda

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import Tensor
 
-from normalize_volume import _build_info, normalize_volume
+from normalize_volume import WITH_CUDA, normalize_volume
 from normalize_volume.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -176,7 +176,7 @@ def test_cpu_and_cuda_agree_bit_for_bit(dtype):
 
 @needs_cuda
 def test_cuda_kernels_were_built():
-    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 
 
 @needs_cuda

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import Tensor
 
-from rgb_to_gray import _build_info, rgb_to_gray
+from rgb_to_gray import WITH_CUDA, rgb_to_gray
 from rgb_to_gray.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -184,7 +184,7 @@ def test_cpu_and_cuda_agree_bit_for_bit(dtype):
 
 @needs_cuda
 def test_cuda_kernels_were_built():
-    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 
 
 @needs_cuda

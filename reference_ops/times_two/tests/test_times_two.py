@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import Tensor
 
-from times_two import _build_info, times_two
+from times_two import WITH_CUDA, times_two
 from times_two.reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -220,7 +220,7 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
 
 @needs_cuda
 def test_cuda_kernels_were_built():
-    assert _build_info.WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 
 
 @needs_cuda

@@ -1,0 +1,127 @@
+"""How fused_axpby is compiled: the CUDA toolkit, the archs and the flags.
+
+Shared by setup.py (ahead-of-time builds) and _jit.py (builds at import); it imports
+nothing from the package and torch only where a function takes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+NAME = "fused_axpby"
+# -g0: Python's own CFLAGS carry -g, which makes the C++ compile a third slower.
+CXX_FLAGS = ["-O3", "-g0"]
+# -lineinfo maps kernel code to source lines in compute-sanitizer and profilers;
+# --threads 0 compiles the archs in parallel.
+NVCC_FLAGS = ["-O3", "-lineinfo", "--threads", "0"]
+# Built when no GPU is visible and TORCH_CUDA_ARCH_LIST is unset: machine code for
+# Turing, Ampere (and Ada) and Hopper, plus PTX that the driver compiles for newer GPUs
+# (Blackwell) at first use. Each arch adds a third of a second or more to every rebuild.
+DEFAULT_CUDA_ARCHS = ["7.5", "8.0", "9.0"]
+
+
+def say(message: str) -> None:
+    print(f"{NAME}: {message}", file=sys.stderr)
+
+
+def is_cuda_toolkit(path: Path) -> bool:
+    return (path / "bin" / "nvcc").is_file() and (path / "include" / "cuda_runtime.h").is_file()
+
+
+def find_cuda_home() -> Path | None:
+    """CUDA_HOME (or CUDA_PATH), else the toolkit of the nvcc on PATH, else /usr/local/cuda.
+
+    torch guesses dirname(dirname(which nvcc)). Where nvcc is a wrapper script, for
+    example /usr/local/bin/nvcc, that guess is /usr/local and linking fails with
+    "cannot find -lcudart"; so every candidate must hold a toolkit to be taken.
+    """
+    candidates = []
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(variable):
+            path = Path(os.environ[variable])
+            if is_cuda_toolkit(path):
+                return path
+            say(f"ignoring {variable}={path}: it has no bin/nvcc and include/cuda_runtime.h")
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(Path(nvcc).resolve().parent.parent)
+    candidates.append(Path("/usr/local/cuda"))
+    return next((path for path in candidates if is_cuda_toolkit(path)), None)
+
+
+def nvcc_output(cuda_home: Path, *args: str) -> str:
+    return subprocess.run(
+        [str(cuda_home / "bin" / "nvcc"), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def nvcc_version(cuda_home: Path) -> str:
+    match = re.search(r"release (\d+\.\d+)", nvcc_output(cuda_home, "--version"))
+    return match.group(1) if match else "unknown"
+
+
+def default_arch_list(cuda_home: Path) -> str:
+    """DEFAULT_CUDA_ARCHS that this nvcc can build, the newest also as PTX."""
+    supported = set(re.findall(r"compute_(\d+)", nvcc_output(cuda_home, "--list-gpu-arch")))
+    archs = [arch for arch in DEFAULT_CUDA_ARCHS if arch.replace(".", "") in supported]
+    if not archs:
+        raise SystemExit(
+            f"{NAME}: error: nvcc in {cuda_home} supports none of {DEFAULT_CUDA_ARCHS}; "
+            "set TORCH_CUDA_ARCH_LIST to archs it supports"
+        )
+    return ";".join(archs[:-1] + [archs[-1] + "+PTX"])
+
+
+def cuda_build_plan(torch) -> tuple[Path | None, str]:
+    """(toolkit to build the CUDA kernels with, or None; why not, when None)."""
+    if os.environ.get("USE_CUDA", "") == "0":
+        return None, "USE_CUDA=0"
+    cuda_home = find_cuda_home()
+    if torch.version.cuda is None:
+        return None, f"torch {torch.__version__} is a CPU-only build"
+    if cuda_home is None:
+        return None, "no CUDA toolkit was found (set CUDA_HOME to a directory with bin/nvcc)"
+    nvcc = nvcc_version(cuda_home)
+    if nvcc.split(".")[0] != torch.version.cuda.split(".")[0]:
+        return None, (
+            f"nvcc {nvcc} in {cuda_home} does not match torch's CUDA {torch.version.cuda}; "
+            f"install CUDA {torch.version.cuda.split('.')[0]}.x and set CUDA_HOME to it"
+        )
+    return cuda_home, ""
+
+
+
+def prepare_cuda(torch) -> tuple[Path | None, str]:
+    """Decide whether to build the CUDA kernels and set up the environment to do so.
+
+    Returns (toolkit, arch list) or (None, "") for a CPU-only build, saying why in one line.
+    Stops with an error where CUDA is wanted (USE_CUDA=1, or a visible GPU) but cannot be
+    built. Sets CUDA_HOME and, with no GPU visible, TORCH_CUDA_ARCH_LIST, which
+    torch.utils.cpp_extension reads.
+    """
+    cuda_home, why_not = cuda_build_plan(torch)
+    if cuda_home is None:
+        wants_cuda = os.environ.get("USE_CUDA") == "1" or (
+            os.environ.get("USE_CUDA") != "0" and torch.cuda.is_available()
+        )
+        if wants_cuda:
+            raise SystemExit(f"{NAME}: error: cannot build the CUDA kernels: {why_not} "
+                             "(USE_CUDA=0 builds for the CPU only)")
+        say(f"building for the CPU only; CUDA skipped: {why_not}")
+        return None, ""
+    os.environ["CUDA_HOME"] = str(cuda_home)
+    if "torch.utils.cpp_extension" in sys.modules:  # it read CUDA_HOME once, at import
+        sys.modules["torch.utils.cpp_extension"].CUDA_HOME = str(cuda_home)
+    if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+        os.environ["TORCH_CUDA_ARCH_LIST"] = default_arch_list(cuda_home)
+    arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST") or "visible GPUs: " + ";".join(
+        "{}.{}".format(*torch.cuda.get_device_capability(i))
+        for i in range(torch.cuda.device_count())
+    )
+    say(f"building CUDA kernels with {cuda_home} for {arch_list}")
+    return cuda_home, arch_list
