@@ -91,11 +91,13 @@ Examples:
 @click.option("--exact", is_flag=True,
               help="CPU and CUDA results must agree bit for bit (no fused multiply-adds on CUDA).")
 @click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd.")
+@click.option("--inline", is_flag=True,
+              help="Write one Python file, NAME.py, built with load_inline (for notebooks).")
 @click.option("--defaults", is_flag=True, help="Ask nothing: unanswered questions take their defaults.")
 @click.option("--existing-ok", is_flag=True,
               help="Add the project's files to an existing non-empty directory (never overwrites a file).")
 def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, channels, out_dtype,
-        exact, no_backward, defaults, existing_ok):
+        exact, no_backward, inline, defaults, existing_ok):
     """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
 
     On a terminal, questions that no option answers are asked; with --defaults, or when
@@ -113,6 +115,8 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
         data["out_dtype"] = out_dtype
     if exact:
         data["exact"] = True
+    if inline:
+        data["inline"] = True
     if dtypes is not None:
         data["dtypes"] = parse_dtypes(dtypes)
         unknown = [d for d in data["dtypes"] if d not in DTYPES]
