@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .naming import name_problem
-from .spec import DTYPES, KINDS, SpecError, parse_dtypes, parse_signature
+from .spec import DTYPES, KINDS, SpecError, check_dtypes, parse_dtypes, parse_signature
 
 USAGE_ERROR = 2
 
@@ -119,9 +119,10 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
         data["inline"] = True
     if dtypes is not None:
         data["dtypes"] = parse_dtypes(dtypes)
-        unknown = [d for d in data["dtypes"] if d not in DTYPES]
-        if unknown or not data["dtypes"]:
-            fail(f"--dtypes {dtypes!r}: choose from {','.join(DTYPES)}, comma-separated")
+        try:
+            check_dtypes(data["dtypes"])  # before copier, whose own message is less clear
+        except SpecError as error:
+            fail(f"--{error}")
     if no_backward:
         data["backward"] = False
         if gradients is not None:

@@ -186,12 +186,8 @@ def validate_answers(answers: dict[str, Any]) -> None:
         raise SpecError(problem)
     if answers.get("kind", KINDS[0]) not in KINDS:
         raise SpecError(f"kind {answers['kind']!r} is not one of {', '.join(KINDS)}")
-    dtypes = answers.get("dtypes", list(DTYPES))
-    unknown = [d for d in dtypes if d not in DTYPES]
-    if unknown or not dtypes or len(set(dtypes)) != len(dtypes):
-        raise SpecError(
-            f"dtypes {','.join(dtypes)!r} must be distinct names from {','.join(DTYPES)}"
-        )
+    dtypes = answers.get("dtypes", list(FLOAT_DTYPES))
+    check_dtypes(dtypes)
     out_dtype = answers.get("out_dtype", "same")
     if out_dtype != "same" and out_dtype not in DTYPES:
         raise SpecError(f"out_dtype {out_dtype!r} must be 'same' or one of {', '.join(DTYPES)}")
@@ -246,6 +242,12 @@ def check_pixel_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -
     if answers.get("backward", True):
         raise SpecError("pixel ops have no backward kernels yet; pass --no-backward")
     return set(channels) | {p["name"] for p in params if p["type"] == "float"}
+
+
+def check_dtypes(dtypes: list[str]) -> None:
+    if not dtypes or len(set(dtypes)) != len(dtypes) or any(d not in DTYPES for d in dtypes):
+        raise SpecError(f"dtypes {','.join(dtypes)!r}: choose distinct names from "
+                        f"{','.join(DTYPES)}, comma-separated")
 
 
 def parse_dtypes(text: str) -> list[str]:

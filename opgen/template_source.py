@@ -27,6 +27,7 @@ from . import __version__
 # The public git repository of opgen's template, for projects rendered by an installed
 # wheel. OPGEN_TEMPLATE_URL overrides it (forks, mirrors, a local clone).
 TEMPLATE_GIT_URL = "https://github.com/opgen/opgen.git"
+ANSWERS_FILE = ".copier-answers.yml"  # _answers_file in copier.yml
 URL_VARIABLE = "OPGEN_TEMPLATE_URL"
 
 
@@ -48,6 +49,14 @@ class TemplateSource:
     def recorded(self) -> dict[str, str]:
         """The answers-file entries that tell `copier update` where the template is."""
         return {"_src_path": self.url, "_commit": self.version}
+
+
+def recorded_answers(project: Path) -> dict:
+    """The answers a project was rendered from ({} if it has no answers file)."""
+    import yaml  # copier's own dependency, which writes these files
+
+    answers_file = project / ANSWERS_FILE
+    return (yaml.safe_load(answers_file.read_text()) or {}) if answers_file.is_file() else {}
 
 
 def locate() -> TemplateSource:

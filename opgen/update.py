@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import template_source
-
-ANSWERS_FILE = ".copier-answers.yml"
+from .template_source import ANSWERS_FILE, recorded_answers
 
 
 class UpdateError(Exception):
@@ -31,13 +30,6 @@ class UpdateResult:
 
 def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True)
-
-
-def _recorded_version(project: Path) -> str:
-    for line in (project / ANSWERS_FILE).read_text().splitlines():
-        if line.startswith("_commit:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def check_updatable(project: Path) -> None:
@@ -61,7 +53,7 @@ def update_project(project: Path) -> UpdateResult:
     project = project.absolute()
     check_updatable(project)
     source = template_source.locate()
-    old_version = _recorded_version(project)
+    old_version = recorded_answers(project).get("_commit", "unknown")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # copier's notes on dirty or unversioned sources
         try:
@@ -79,7 +71,8 @@ def update_project(project: Path) -> UpdateResult:
             )
         except (ValueError, copier.errors.CopierError) as error:
             raise UpdateError(str(error).strip().splitlines()[0]) from None
-    return UpdateResult(old_version, _recorded_version(project), conflicted_files(project))
+    new_version = recorded_answers(project).get("_commit", "unknown")
+    return UpdateResult(old_version, new_version, conflicted_files(project))
 
 
 def conflicted_files(project: Path) -> list[str]:

@@ -42,6 +42,15 @@ def _no_template_url_override(monkeypatch):
     yield
 
 
+def render(where: Path, name: str, *options: str) -> Path:
+    """`opgen new NAME -o WHERE --defaults OPTIONS...` in this process; the project's path."""
+    try:
+        main(["new", name, "-o", str(where), "--defaults", *options])
+    except SystemExit as exit_:
+        assert exit_.code == 0
+    return where / name
+
+
 HAS_NVCC = any(
     (Path(p) / "nvcc").exists() for p in os.environ.get("PATH", "").split(os.pathsep)
 ) or Path("/usr/local/cuda/bin/nvcc").exists()

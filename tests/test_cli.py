@@ -137,7 +137,7 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "m\u0430tmul"], "non-ASCII"),
         (["new", "../escape"], "is a path"),
         (["new", "my_op", "--kind", "conv2d"], "Invalid value for '--kind'"),
-        (["new", "my_op", "--dtypes", "float8"], "--dtypes 'float8'"),
+        (["new", "my_op", "--dtypes", "float8"], "--dtypes 'float8': choose distinct names"),
         (["new", "my_op", "--signature", "x: int"], "needs a type"),
         (["new", "my_op", "--forward", "{{ 7 * 7 }}"], "contains"),
         (["new", "my_op", "--forward", "x; system(0)"], "contains"),

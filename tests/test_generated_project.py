@@ -13,17 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from opgen.cli import main
-
-from .conftest import HAS_NVCC, failed_tests, pip_install, run_project_tests
-
-
-def render(where: Path, name: str, *options: str) -> Path:
-    try:
-        main(["new", name, "-o", str(where), "--defaults", *options])
-    except SystemExit as exit_:
-        assert exit_.code == 0
-    return where / name
+from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
 
 
 def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:

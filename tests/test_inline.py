@@ -5,17 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from opgen.cli import main
+from .conftest import render
 
 
 def test_an_inline_op_is_one_file_that_builds_and_passes_its_self_test(tmp_path):
-    try:
-        main(["new", "fused_axpby", "-o", str(tmp_path), "--defaults", "--inline",
-              "--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
-              "--gradients", "x: a * grad; b: grad"])
-    except SystemExit as exit_:
-        assert exit_.code == 0
-    project = tmp_path / "fused_axpby"
+    project = render(tmp_path, "fused_axpby", "--inline", "--signature", "a: float, x: Tensor, b: Tensor",
+                     "--forward", "a * x + b", "--gradients", "x: a * grad; b: grad")
     assert [p.name for p in project.rglob("*") if p.is_file()] == ["fused_axpby.py"]
     lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select",
                            "E,F,W,I,B,UP", "--line-length", "100", "fused_axpby.py"],

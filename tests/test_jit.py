@@ -9,18 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from opgen.cli import main
+from .conftest import render
 
 CALL = "import my_op, torch; print(my_op.my_op(torch.ones(3)).tolist(), my_op.WITH_CUDA)"
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    try:
-        main(["new", "my_op", "-o", str(tmp_path), "--defaults"])
-    except SystemExit as exit_:
-        assert exit_.code == 0
-    return tmp_path / "my_op"
+    return render(tmp_path, "my_op")
 
 
 def jit_import(project: Path, cache: Path, code: str = CALL, **env: str) -> subprocess.Popen:
