@@ -50,6 +50,7 @@ def main() -> None:
       opgen new my_op && cd my_op
       pip install --no-build-isolation -e . && pytest -q
       opgen update        # later, inside the project: take template upgrades
+      opgen doctor        # what a build here would use, and what is wrong with it
     """
 
 
@@ -217,6 +218,35 @@ def update(path):
              code=1)
     click.echo(f"Updated {path} from {result.old_version} to {result.new_version}; review with "
                "git diff, then commit.")
+
+
+DOCTOR_EPILOG = """\b
+Examples:
+  opgen doctor                  # this machine: torch, nvcc, CUDA_HOME, ninja, compiler, GPUs
+  opgen doctor my_op            # and whether my_op's build matches the installed torch
+  opgen doctor --json | jq .    # the same as a JSON object
+"""
+
+
+@main.command(epilog=DOCTOR_EPILOG)
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of a table.")
+@click.option("--python", metavar="PYTHON", type=click.Path(exists=True, dir_okay=False),
+              help="The Python that builds the project, if not the one running opgen.")
+def doctor(path, as_json, python):
+    """Check that this machine can build custom CUDA ops, and that PATH's build is current.
+
+    Each check is ok, warning, error or missing, with its fix. Exits with status 1 when
+    any check is an error (a build or an import would fail), 0 otherwise.
+    """
+    from .doctor import DoctorError, diagnose
+
+    try:
+        report = diagnose(path, python)
+    except DoctorError as error:
+        fail(str(error))
+    click.echo(report.as_json() if as_json else report.as_text())
+    sys.exit(report.exit_code)
 
 
 if __name__ == "__main__":
