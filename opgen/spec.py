@@ -40,6 +40,21 @@ _CPP_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,]+")
 # Python references may also index (x[..., 0]) and multiply matrices (a @ b).
 _PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]@]+")
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+# A signature is names, the two types, ':', ',' and number defaults; '*' and '/' pass
+# here only to be refused below with a clearer message.
+_SIGNATURE_CHARS = re.compile(r"[A-Za-z0-9_ .:,=+\-*/]+")
+# What no answer may hold, whatever it is: control characters (a newline in an answer ends
+# a line of the C++ or Python it is pasted into) and what opens Jinja, a string, a comment,
+# a preprocessor line or a shell substitution. Answers that parsing strips or splits (a
+# gradient, a channel name) could otherwise smuggle them in. The expression checks below
+# allow a shorter list still; '&' and '|' stay allowed there, where they are the C++ and
+# PyTorch operators (x > 0 && x < 1, mask_a | mask_b) and every name must be an argument
+# or a math function, so no command can follow them.
+_NEVER = re.compile(r"[\x00-\x1f\x7f{}$`\\\"'#]")
+# The answers a person gives; copier.yml's computed values (params, grads...) are derived
+# from them and hold JSON and C++.
+USER_ANSWERS = ("op_name", "kind", "channels", "signature", "forward", "reference", "gradients",
+                "dtypes", "out_dtype")
 
 
 class SpecError(ValueError):
@@ -53,7 +68,10 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
     """
     if not signature.strip():
         raise SpecError("signature is empty; give tensor and float arguments, e.g. 'x: Tensor'")
-    _check_characters("signature", signature, _CPP_CHARS)
+    if not _SIGNATURE_CHARS.fullmatch(signature):
+        bad = sorted({c for c in signature if not _SIGNATURE_CHARS.fullmatch(c)})
+        raise SpecError(f"signature {signature!r} contains {''.join(bad)!r}; write only "
+                        "'name: Tensor' and 'name: float = number', comma-separated")
     try:
         function = ast.parse(f"def f({signature}): pass").body[0]
     except SyntaxError as error:
@@ -179,8 +197,19 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[s
     return grads
 
 
+def check_answer_text(key: str, value: Any) -> None:
+    """Refuse control characters and Jinja, string, comment or shell syntax in an answer."""
+    for text in value if isinstance(value, list) else [value]:
+        if isinstance(text, str) and _NEVER.search(text):
+            bad = sorted(set(_NEVER.findall(text)))
+            raise SpecError(f"{key} {text!r} contains {''.join(bad)!r}; no answer may hold control "
+                            "characters, quotes, braces, '$', '`', '\\' or '#'")
+
+
 def validate_answers(answers: dict[str, Any]) -> None:
     """Raise SpecError for the first answer that cannot be rendered into a working op."""
+    for key in USER_ANSWERS:
+        check_answer_text(key, answers.get(key))
     problem = name_problem(answers["op_name"])
     if problem:
         raise SpecError(problem)

@@ -135,7 +135,33 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "torch"], "shadow"),
         (["new", "os"], "standard library"),
         (["new", "m\u0430tmul"], "non-ASCII"),
+        (["new", "\uff4d\uff59_op"], "non-ASCII"),  # fullwidth letters
+        (["new", "numpy"], "shadow"),
+        (["new", "setuptools"], "shadow"),
+        (["new", "pytest"], "shadow"),
+        (["new", "sys"], "standard library"),
         (["new", "../escape"], "is a path"),
+        (["new", "a\\b"], "is a path"),
+        (["new", ".."], "is a path"),
+        (["new", "$(id)"], "not lower snake case"),
+        (["new", "my_op;id"], "not lower snake case"),
+        (["new", "my_op\n"], "not lower snake case"),
+        (["new", "my_op", "--signature", "x: Tensor | None"], "contains '|'"),
+        (["new", "my_op", "--signature", "x: Tensor & y"], "contains '&'"),
+        (["new", "my_op", "--signature", "x: Tensor\nalpha: float"], "contains '\\n'"),
+        (["new", "my_op", "--signature", "x: Tensor, {{ y }}: float"], "contains '{}'"),
+        (["new", "my_op", "--forward", "{% if 1 %}x{% endif %}"], "contains"),
+        (["new", "my_op", "--forward", "alpha * x\n"], "contains '\\n'"),
+        (["new", "my_op", "--forward", "x | rm"], "uses 'rm'"),
+        (["new", "my_op", "--reference", "x`id`"], "contains '`'"),
+        (["new", "my_op", "--reference", "x & id"], "uses 'id'"),
+        (["new", "my_op", "--gradients", "x: $(id)"], "contains '$'"),
+        (["new", "my_op", "--gradients", "x: alpha * grad\n"], "contains '\\n'"),
+        (["new", "my_op", "--gradients", "$(id): grad"], "contains '$'"),
+        (["new", "my_op", "--kind", "pixel", "--signature", "img: Tensor", "--forward", "r + g",
+          "--reference", "img[..., 0]", "--no-backward", "--channels", "r, g\n"], "contains '\\n'"),
+        (["new", "my_op", "--dtypes", "float32;id"], "choose distinct names"),
+        (["new", "my_op", "--out-dtype", "$(id)"], "Invalid value for '--out-dtype'"),
         (["new", "my_op", "--kind", "conv2d"], "Invalid value for '--kind'"),
         (["new", "my_op", "--dtypes", "float8"], "--dtypes 'float8': choose distinct names"),
         (["new", "my_op", "--signature", "x: int"], "needs a type"),
@@ -230,3 +256,13 @@ def test_new_does_not_import_torch(tmp_path):
                             stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "my_op" / "setup.py").is_file()
+
+
+def test_logical_operators_stay_allowed_in_expressions(opgen, tmp_path):
+    # '&&', '||', '&' and '|' are C++ and PyTorch operators there, and every name must be an
+    # argument or a math function, so no shell command can follow them (see "x | rm" above).
+    result = opgen("new", "band", "--signature", "x: Tensor", "--forward", "x > 0 && x < 1 ? x : 0",
+                   "--reference", "torch.where((x > 0) & (x < 1), x, 0)", "--no-backward")
+    assert result.exit_code == 0, result.output
+    assert "return x > 0 && x < 1 ? x : 0;" in (tmp_path / "band" / "csrc" / "band_math.h").read_text()
+

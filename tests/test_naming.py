@@ -1,5 +1,9 @@
 """Which op names opgen accepts, and what it says about the others."""
 
+import re
+import sys
+import unicodedata
+
 import pytest
 
 from opgen.naming import name_problem
@@ -31,7 +35,24 @@ def test_accepts_lower_snake_case_identifiers(name):
         ("os", "standard library"),
         ("json", "standard library"),
         ("typing", "standard library"),
+        ("setuptools", "shadow the package"),
+        ("pytest", "shadow the package"),
+        ("torchvision", "shadow the package"),
+        ("sys", "standard library"),
         ("m\u0430tmul", "non-ASCII"),  # Cyrillic a
+        ("\uff4d\uff59_op", "non-ASCII"),  # fullwidth "my"
+        ("\ufb01lter", "non-ASCII"),  # the "fi" ligature: Python's NFKC makes it "filter"
+        ("op\u00b2", "non-ASCII"),  # superscript two: NFKC makes it "op2", another package
+        ("\u212aernel", "non-ASCII"),  # Kelvin sign, NFKC "K"
+        ("a\\b", "is a path"),
+        ("$(id)", "lower snake case"),
+        ("`id`", "lower snake case"),
+        ("my_op;id", "lower snake case"),
+        ("my_op|id", "lower snake case"),
+        ("my_op&", "lower snake case"),
+        ("my_op\n", "lower snake case"),
+        ("{{op}}", "lower snake case"),
+        ("{%op%}", "lower snake case"),
         ("caf\u00e9", "non-ASCII"),
         ("../evil", "is a path"),
         ("a/b", "is a path"),
@@ -43,3 +64,16 @@ def test_refuses_with_a_reason(name, says):
     problem = name_problem(name)
     assert problem is not None and says in problem
     assert "\n" not in problem
+
+
+def test_refuses_every_standard_library_module_name():
+    names = [name for name in sys.stdlib_module_names if re.fullmatch(r"[a-z][a-z0-9_]*", name)]
+    assert len(names) > 100
+    assert [name for name in names if name_problem(name) is None] == []
+
+
+def test_names_that_nfkc_changes_are_refused():
+    # Python normalises identifiers with NFKC, so such a name imports as another one.
+    for name in ["\uff4d\uff59_op", "\ufb01lter", "op\u00b2", "\u212aernel", "\u2168"]:
+        assert unicodedata.normalize("NFKC", name) != name
+        assert "non-ASCII" in name_problem(name)
