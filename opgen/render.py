@@ -31,6 +31,11 @@ def check_target(target: Path, existing_ok: bool) -> None:
             f"{target} exists and is not empty; choose another name or --output-dir, or pass "
             "--existing-ok to add the project's files to it (no file is ever overwritten)"
         )
+    # An existing target receives the files one by one: found unwritable halfway, it would
+    # be left half-filled, so it is checked before anything is rendered.
+    if target.is_dir() and not os.access(target, os.W_OK):
+        raise RenderError(f"cannot write to {target}; make it writable, or choose another name or "
+                          "--output-dir")
 
 
 def render(data: dict[str, Any], into: Path, *, interactive: bool = False,
@@ -122,9 +127,31 @@ def _move_into_place(staging: Path, target: Path) -> None:
             f"{target / clashes[0]} already exists ({len(clashes)} file(s) would be overwritten); "
             "nothing was written: move them away or choose another --output-dir"
         )
-    for path in sorted(staging.rglob("*")):
-        destination = target / path.relative_to(staging)
-        if path.is_dir():
-            destination.mkdir(exist_ok=True)
-        else:
-            shutil.move(str(path), destination)
+    unwritable = [d for d in [target, *(target / p.relative_to(staging) for p in staging.rglob("*"))]
+                  if d.is_dir() and not os.access(d, os.W_OK)]
+    if unwritable:
+        raise RenderError(f"cannot write to {unwritable[0]}; nothing was written: make it writable "
+                          "or choose another --output-dir")
+    # What access() cannot foresee (a full disk, a read-only mount) and Ctrl-C halfway are
+    # undone: every file and directory moved in so far is removed again.
+    added: list[Path] = []
+    try:
+        for path in sorted(staging.rglob("*")):
+            destination = target / path.relative_to(staging)
+            if path.is_dir():
+                if not destination.exists():
+                    destination.mkdir()
+                    added.append(destination)
+            else:
+                shutil.move(str(path), destination)
+                added.append(destination)
+    except BaseException as error:
+        for path in reversed(added):
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink()
+        if not isinstance(error, OSError):
+            raise
+        raise RenderError(f"cannot write to {target}: {error.strerror}; nothing was written: "
+                          "choose another --output-dir") from None

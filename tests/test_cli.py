@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import opgen
 from opgen import __version__, template_source
 
 from .conftest import tree
@@ -266,3 +270,130 @@ def test_logical_operators_stay_allowed_in_expressions(opgen, tmp_path):
     assert result.exit_code == 0, result.output
     assert "return x > 0 && x < 1 ? x : 0;" in (tmp_path / "band" / "csrc" / "band_math.h").read_text()
 
+
+WORKTREE = Path(opgen.__file__).resolve().parent.parent
+NO_DAC = ["--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+@pytest.fixture
+def unprivileged(tmp_path):
+    """Run `opgen ARGS` in tmp_path in a process that directory permissions apply to.
+
+    root writes into a mode-555 directory (CAP_DAC_OVERRIDE), so as root the command runs
+    under setpriv without that capability; uid 0 still owns the test's directories, and
+    their permission bits then refuse it as they refuse their owner.
+    """
+    prefix = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root, which writes into read-only directories, and without "
+                        "setpriv (util-linux) to drop that capability")
+        prefix = [setpriv, *NO_DAC]
+    locked = tmp_path / "locked-probe"
+    locked.mkdir(mode=0o555)
+    probe = subprocess.run([*prefix, sys.executable, "-c", f"open({str(locked / 'x')!r}, 'w')"],
+                           capture_output=True)
+    locked.rmdir()
+    if probe.returncode == 0:
+        pytest.skip("this process writes into read-only directories whatever it drops")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*prefix, sys.executable, "-m", "opgen", *args], cwd=tmp_path, text=True,
+                              capture_output=True, stdin=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONPATH": str(WORKTREE)})
+
+    return run
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """chmod 555 the given directories; made writable again afterwards, for the cleanup."""
+    locked = []
+
+    def lock(*directories: Path) -> None:
+        for directory in directories:
+            directory.chmod(0o555)
+            locked.append(directory)
+
+    yield lock
+    for directory in locked:
+        directory.chmod(0o755)
+
+
+def assert_one_line_error(result, says: str) -> None:
+    lines = (result.stdout + result.stderr).strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stdout + result.stderr
+    assert lines[0].startswith("opgen: error: ") and says in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    ("output_dir", "says"),
+    [
+        ("ro", "cannot write to {tmp}/ro; choose a writable --output-dir"),
+        ("ro/sub/dir", "cannot create {tmp}/ro/sub: Permission denied; choose another --output-dir"),
+    ],
+)
+def test_a_read_only_output_directory_is_refused(unprivileged, read_only, tmp_path, output_dir, says):
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "keep.txt").write_text("the user's file")
+    read_only(tmp_path / "ro")
+    before = tree(tmp_path)
+    assert_one_line_error(unprivileged("new", "my_op", "--defaults", "-o", output_dir),
+                          says.format(tmp=tmp_path))
+    assert tree(tmp_path) == before
+
+
+def test_a_read_only_empty_target_is_refused(unprivileged, read_only, tmp_path):
+    (tmp_path / "my_op").mkdir()
+    read_only(tmp_path / "my_op")
+    before = tree(tmp_path)
+    assert_one_line_error(unprivileged("new", "my_op", "--defaults"),
+                          f"cannot write to {tmp_path}/my_op; make it writable")
+    assert tree(tmp_path) == before
+
+
+def test_existing_ok_into_a_read_only_subdirectory_writes_nothing(unprivileged, read_only, tmp_path):
+    (tmp_path / "my_op" / "csrc").mkdir(parents=True)
+    (tmp_path / "my_op" / "notes.txt").write_text("mine")
+    read_only(tmp_path / "my_op" / "csrc")
+    before = tree(tmp_path)
+    assert_one_line_error(unprivileged("new", "my_op", "--defaults", "--existing-ok"),
+                          f"cannot write to {tmp_path}/my_op/csrc; nothing was written")
+    assert tree(tmp_path) == before
+
+
+def failing_after(count: int, error: BaseException):
+    """shutil.move that moves `count` files, then raises `error`: a disk filling up, Ctrl-C."""
+    real_move = shutil.move
+    moved = []
+
+    def move(source, destination):
+        if len(moved) == count:
+            raise error
+        moved.append(destination)
+        return real_move(source, destination)
+
+    return move
+
+
+def test_a_failure_while_moving_into_an_existing_target_undoes_the_move(opgen, tmp_path, monkeypatch):
+    (tmp_path / "my_op" / "csrc").mkdir(parents=True)
+    (tmp_path / "my_op" / "notes.txt").write_text("mine")
+    before = tree(tmp_path)
+    monkeypatch.setattr(shutil, "move", failing_after(5, OSError(errno.ENOSPC, "No space left on device")))
+    result = opgen("new", "my_op", "--existing-ok")
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"opgen: error: cannot write to {tmp_path}/my_op: No space left on "
+                                     "device; nothing was written: choose another --output-dir")
+    assert tree(tmp_path) == before
+
+
+def test_an_interrupt_while_moving_into_an_existing_target_undoes_the_move(opgen, tmp_path, monkeypatch):
+    (tmp_path / "my_op").mkdir()
+    (tmp_path / "my_op" / "notes.txt").write_text("mine")
+    before = tree(tmp_path)
+    monkeypatch.setattr(shutil, "move", failing_after(5, KeyboardInterrupt()))
+    result = opgen("new", "my_op", "--existing-ok")
+    assert result.exit_code == 130 and "nothing was written" in result.output
+    assert tree(tmp_path) == before
