@@ -249,14 +249,21 @@ def toolkit_run_by(nvcc: Path) -> tuple[Path | None, bool]:
         here = re.search(r"^#\$ _HERE_=(.+)$", result.stdout + result.stderr, re.MULTILINE)
         if here and is_cuda_toolkit(Path(here.group(1).strip()).parent):
             return Path(here.group(1).strip()).parent, True
-    try:
-        text = nvcc.read_bytes()[:65536].decode(errors="replace") if nvcc.read_bytes()[:2] == b"#!" else ""
-    except OSError:
-        text = ""
+    head = read_head(nvcc, 65536)
+    text = head.decode(errors="replace") if head.startswith(b"#!") else ""
     for candidate in re.findall(r"(/[^\s'\"$;|&()]*)/bin/nvcc\b", text):
         if is_cuda_toolkit(Path(candidate)):
             return Path(candidate), True
     return None, True
+
+
+def read_head(path: Path, size: int) -> bytes:
+    """The first `size` bytes of a file (b"" if unreadable): enough to tell a script."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(size)
+    except OSError:
+        return b""
 
 
 def find_toolkit() -> Toolkit:
@@ -547,7 +554,7 @@ def check_libstdcxx(compilers: list[tuple[str, list[str]]]) -> Check:
             if not from_ldflags:
                 bad.add(exe.resolve())
             label = " ".join(command) if str(exe) == command[0] else f"{' '.join(command)} ({exe})"
-            kind = "a wrapper script" if exe.read_bytes()[:2] == b"#!" else "a compiler"
+            kind = "a wrapper script" if read_head(exe, 2) == b"#!" else "a compiler"
             cause = "with LDFLAGS=" + repr(os.environ.get("LDFLAGS")) if from_ldflags else kind
             issues.append((ERROR, f"{label}, {cause}, links libstdc++ statically ({evidence}): each "
                            "extension then carries its own C++ runtime beside torch's, and crashes "

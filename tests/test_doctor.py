@@ -196,6 +196,23 @@ def test_a_cuda_home_that_is_no_toolkit_is_ignored_like_the_project_ignores_it(o
     assert f"CUDA_HOME={tmp_path / 'nowhere'} is ignored" in checks["cuda_home"]["value"]
 
 
+def test_an_nvcc_wrapper_running_another_toolkit_than_the_builds_is_reported(opgen, probed, tmp_path,
+                                                                             monkeypatch):
+    runs = fake_toolkit(tmp_path, "12.8")
+    builds = fake_toolkit(tmp_path, "13.0")
+    wrapper_dir = tmp_path / "wrappers"
+    wrapper_dir.mkdir()
+    script(wrapper_dir / "nvcc", f'#!/bin/sh\nexec {runs}/bin/nvcc "$@"\n')
+    monkeypatch.setenv("PATH", f"{wrapper_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CUDA_HOME", str(builds))
+    _, checks = run_doctor(opgen)
+    assert checks["nvcc"]["value"].startswith(f"13.0 at {builds}/bin/nvcc (from CUDA_HOME)")
+    cuda_home = checks["cuda_home"]
+    assert cuda_home["status"] == "warning"
+    assert f"the nvcc on PATH, {wrapper_dir}/nvcc, runs {runs}" in cuda_home["value"]
+    assert cuda_home["fix"].startswith(f"export CUDA_HOME={runs} to build with the nvcc on PATH")
+
+
 def test_a_toolkit_without_the_unversioned_libcudart_cannot_link(opgen, probed, tmp_path, monkeypatch):
     home = fake_toolkit(tmp_path, "13.0")
     (home / "lib64" / "libcudart.so").rename(home / "lib64" / "libcudart.so.13")
