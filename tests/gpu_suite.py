@@ -30,6 +30,8 @@ REFERENCE_OPS = Path(__file__).resolve().parent.parent / "reference_ops"
 SANITIZED_TESTS = "cuda and (sizes_around or storage_offset or empty or gradients_match or large)"
 # Benchmarked per dtype: a small size for call overhead, a large one for bandwidth.
 SMALL_LOG2, LARGE_LOG2 = 16, 28
+# And the sizes the performance goals name: a 4096×4096 image, a 512³ volume.
+GOAL_LOG2 = {"rgb_to_gray": [24], "normalize_volume": [27]}
 
 
 def run(command: list[str], cwd: Path, timeout: int = 1800) -> subprocess.CompletedProcess:
@@ -93,9 +95,9 @@ def benchmark(result: dict, work: Path, large_log2: int) -> None:
     result["bench"] = {}
     for dtype in result["dtypes"]:
         out_file = work / f"{op}_{dtype}.json"
-        sizes = ([] if result["kind"] == "matmul" else  # matmul benchmarks its own sizes
-                 ["--min-log2", str(SMALL_LOG2), "--max-log2", str(large_log2),
-                  "--step-log2", str(large_log2 - SMALL_LOG2)])
+        log2 = sorted({SMALL_LOG2, large_log2, *GOAL_LOG2.get(op, [])})
+        # matmul benchmarks its own sizes
+        sizes = [] if result["kind"] == "matmul" else ["--log2", *map(str, log2)]
         bench = run([sys.executable, f"benchmarks/bench_{op}.py", "--dtype", dtype, *sizes,
                      "--json", str(out_file)], project)
         if bench.returncode == 0:
@@ -150,6 +152,25 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"| {r['op']} | {dtype} | 2^{row['elements'].bit_length() - 1} | {row['op_us']:.1f} | "
                     f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['speedup_vs_eager']:.2f}x | "
                     f"{row['speedup_vs_compile']:.2f}x | {row['percent_of_copy']:.0f}% |")
+    with_backward = [(r, dtype, row) for r in results if r.get("kind") != "matmul"
+                     for dtype, rows in r.get("bench", {}).items() if isinstance(rows, list)
+                     for row in rows if "op_fwd_bwd_us" in row and row["elements"] == 1 << SMALL_LOG2]
+    if with_backward:
+        lines += [
+            "",
+            f"Small tensors (2^{SMALL_LOG2} elements), where a call costs its dispatch and launch: the",
+            "forward alone and a forward and backward pass (torch.autograd.grad), medians of",
+            "one call each between two events; x eager is eager PyTorch's time over the op's.",
+            "",
+            "| op | dtype | op fwd µs | eager fwd µs | x eager | op fwd+bwd µs | eager fwd+bwd µs "
+            "| x eager |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for r, dtype, row in with_backward:
+            lines.append(
+                f"| {r['op']} | {dtype} | {row['op_us']:.1f} | {row['eager_us']:.1f} | "
+                f"{row['speedup_vs_eager']:.2f}x | {row['op_fwd_bwd_us']:.1f} | "
+                f"{row['eager_fwd_bwd_us']:.1f} | {row['fwd_bwd_speedup_vs_eager']:.2f}x |")
     matmuls = [r for r in results if r.get("kind") == "matmul"]
     if matmuls:
         lines += [

@@ -27,6 +27,7 @@ DEFAULT_PROJECT_FILES = {
     "setup.py",
     "benchmarks/bench_my_op.py",
     "csrc/my_op.cpp",
+    "csrc/my_op_autograd.cpp",
     "csrc/my_op_kernel.cu",
     "csrc/my_op_kernel.h",
     "csrc/my_op_math.h",
@@ -115,7 +116,8 @@ def test_output_dir_and_options_reach_the_project(opgen, tmp_path):
 def test_no_backward_drops_autograd(opgen, tmp_path):
     assert opgen("new", "my_op", "--no-backward").exit_code == 0
     project = tmp_path / "my_op"
-    assert "register_autograd" not in (project / "my_op" / "ops.py").read_text()
+    assert not (project / "csrc" / "my_op_autograd.cpp").exists()
+    assert "autograd" not in (project / "setup.py").read_text()
     assert "backward" not in (project / "csrc" / "my_op_kernel.cu").read_text()
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["backward"] is False and "gradients" not in answers

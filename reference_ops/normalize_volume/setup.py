@@ -19,6 +19,8 @@ from setuptools import setup
 
 NAME = "normalize_volume"
 ROOT = Path(__file__).resolve().parent
+# The C++ sources: the torch glue.
+CPP_SOURCES = [f"csrc/{NAME}.cpp"]
 
 
 def load_toolchain():
@@ -48,12 +50,12 @@ def extensions():
 
     write_build_info(torch, cuda_home is not None, arch_list)
     if cuda_home is None:
-        return [CppExtension(f"{NAME}._C", [f"csrc/{NAME}.cpp"],
+        return [CppExtension(f"{NAME}._C", CPP_SOURCES,
                              extra_compile_args={"cxx": toolchain.CXX_FLAGS}, py_limited_api=True)]
     return [
         CUDAExtension(
             f"{NAME}._C",
-            [f"csrc/{NAME}.cpp", f"csrc/{NAME}_kernel.cu"],
+            [*CPP_SOURCES, f"csrc/{NAME}_kernel.cu"],
             define_macros=[("WITH_CUDA", None)],
             extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": toolchain.NVCC_FLAGS},
             py_limited_api=True,

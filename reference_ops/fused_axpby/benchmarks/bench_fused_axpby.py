@@ -8,7 +8,9 @@ For each size: the median time of the op; of the same expression in eager PyTorc
 (fused_axpby.reference); of that expression under torch.compile; and of out.copy_(x),
 a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
 the op must move (each input read once, the output written once); "% copy" is that
-bandwidth over the copy's, measured in the same run.
+bandwidth over the copy's, measured in the same run. Also a forward and backward pass
+(torch.autograd.grad) of the op and of eager PyTorch: at small sizes, where launches and
+dispatch dominate, that is what a training step pays per call.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ TENSOR_ARGS = ["x", "b"]
 SCALARS = {"a": 0.75}
 # Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
 CHANNELS = None
+# The inputs with a gradient.
+GRAD_ARGS = ["x", "b"]
 
 
 def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
@@ -105,6 +109,15 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
         "copy": median_us(lambda: copied.copy_(first), device),
     }
     result = fused_axpby(**inputs, **SCALARS)
+    leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
+    differentiable = [leaves[name] for name in GRAD_ARGS]
+    grad_out = torch.randn_like(result)
+
+    def forward_backward(fn):
+        return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
+
+    times["op_fwd_bwd"] = median_us(forward_backward(fused_axpby), device)
+    times["eager_fwd_bwd"] = median_us(forward_backward(reference), device)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()
@@ -118,6 +131,7 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
         "percent_of_copy": round(100 * op_gbps / copy_gbps, 1),
         "speedup_vs_eager": round(times["eager"] / times["op"], 3),
         "speedup_vs_compile": round(times["compile"] / times["op"], 3),
+        "fwd_bwd_speedup_vs_eager": round(times["eager_fwd_bwd"] / times["op_fwd_bwd"], 3),
     }
 
 
@@ -129,9 +143,12 @@ def main() -> None:
     parser.add_argument("--max-log2", type=int, default=None,
                         help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)")
     parser.add_argument("--step-log2", type=int, default=2)
+    parser.add_argument("--log2", type=int, nargs="+", metavar="N",
+                        help="exactly these sizes, log2 elements (instead of min/max/step)")
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
     args = parser.parse_args()
     max_log2 = args.max_log2 or (28 if args.device.startswith("cuda") else 24)
+    sizes_log2 = args.log2 or range(args.min_log2, max_log2 + 1, args.step_log2)
     device_type = torch.device(args.device).type
     dtype = DTYPES[args.dtype]
 
@@ -140,13 +157,15 @@ def main() -> None:
               f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
     print(f"fused_axpby {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(header)
-    for log2 in range(args.min_log2, max_log2 + 1, args.step_log2):
+    for log2 in sizes_log2:
         row = bench_size(1 << log2, dtype, device_type)
         rows.append(row)
         print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
               f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
               f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-              f"{row['speedup_vs_compile']:>9.2f}", flush=True)
+              f"{row['speedup_vs_compile']:>9.2f}"
+              f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f} us",
+              flush=True)
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
 

@@ -1,7 +1,8 @@
-"""The Python API of fused_axpby: a typed wrapper, fake kernels for tracing, and autograd.
+"""The Python API of fused_axpby: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/fused_axpby.cpp) as torch.ops.fused_axpby; this
-module adds what torch.compile and autograd need on top of them.
+The kernels are registered in C++ (csrc/fused_axpby.cpp) as torch.ops.fused_axpby, with autograd
+(csrc/fused_axpby_autograd.cpp); this module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16,
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
 _forward = torch.ops.fused_axpby.fused_axpby.default
-_backward = torch.ops.fused_axpby.fused_axpby_backward.default
 
 
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
@@ -86,19 +86,5 @@ def _(grad, a):
     return grad.new_empty(grad.shape), grad.new_empty(grad.shape)
 
 
-# Autograd: the backward is itself a custom op with CPU and CUDA kernels, so it also
-# runs under torch.compile.
-def _setup_context(ctx, inputs, output):
-    a, x, b = inputs
-    ctx.a = a
-
-
-def _backward_fn(ctx, grad):
-    grad_x, grad_b = _backward(grad, ctx.a)
-    # One gradient per input of fused_axpby, None where it is not differentiable.
-    return None, grad_x, grad_b
-
-
-torch.library.register_autograd(
-    "fused_axpby::fused_axpby", _backward_fn, setup_context=_setup_context
-)
+# Autograd is registered in C++ (csrc/fused_axpby_autograd.cpp): the backward is a custom
+# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

@@ -162,7 +162,7 @@ at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
   return matmul_cpu(a, b);
 }
 
-// da = grad · bᵀ and db = aᵀ · grad, through transposed views: no copies.
+// da = grad · bᵀ and db = aᵀ · grad, through transposed views.
 std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad, const at::Tensor& a,
                                                 const at::Tensor& b) {
   check_matrices("matmul_backward", {"grad", grad}, {"bᵀ", b.t()});
@@ -177,10 +177,15 @@ at::Tensor matmul_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   at::Tensor c = a.new_empty({m, n});
   if (c.numel() == 0) return c;
+  // The kernel reads rows with 16-byte loads, so it takes row-major matrices: transposed
+  // or strided views (the backward pass passes Aᵀ and Bᵀ) are copied, which moves
+  // O(M·K + K·N) bytes against the product's O(M·N·K) arithmetic. Held in locals until the
+  // asynchronous launch has been enqueued.
+  const at::Tensor a_c = a.contiguous(), b_c = b.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(a.scalar_type(), "matmul_cuda", MATMUL_DISPATCH_CASES([&] {
-    C10_CUDA_CHECK(matmul_cuda(cuda_data<scalar_t>(a), cuda_data<scalar_t>(b), cuda_mutable_data<scalar_t>(c),
-                               m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), stream));
+    C10_CUDA_CHECK(matmul_cuda(cuda_data<scalar_t>(a_c), cuda_data<scalar_t>(b_c), cuda_mutable_data<scalar_t>(c),
+                               m, n, k, stream));
   }));
   return c;
 }

@@ -17,11 +17,10 @@ namespace matmul {
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
-// c[i, j] = sum over l of a[i, l] * b[l, j], for a of m×k and b of k×n with any strides
-// (in elements), c contiguous m×n.
+// c[i, j] = sum over l of a[i, l] * b[l, j], for contiguous (row-major) a of m×k, b of
+// k×n and c of m×n.
 template <typename T>
 cudaError_t matmul_cuda(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k,
-                        int64_t a_row_stride, int64_t a_col_stride, int64_t b_row_stride,
-                        int64_t b_col_stride, cudaStream_t stream);
+                        cudaStream_t stream);
 
 }  // namespace matmul

@@ -53,7 +53,8 @@ def load() -> bool:
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
     defines = ["-DWITH_CUDA"] if with_cuda else []
-    sources = [CSRC / "matmul.cpp"] + ([CSRC / "matmul_kernel.cu"] if with_cuda else [])
+    sources = [CSRC / "matmul.cpp", CSRC / "matmul_autograd.cpp"]
+    sources += [CSRC / "matmul_kernel.cu"] if with_cuda else []
     with open(build_directory / "build.lock", "w") as lock:
         # The OS releases this lock when its process dies, killed or not.
         fcntl.flock(lock, fcntl.LOCK_EX)

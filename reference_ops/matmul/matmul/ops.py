@@ -1,7 +1,8 @@
-"""The Python API of matmul: a typed wrapper, fake kernels for tracing, and autograd.
+"""The Python API of matmul: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/matmul.cpp) as torch.ops.matmul; this
-module adds what torch.compile and autograd need on top of them.
+The kernels are registered in C++ (csrc/matmul.cpp) as torch.ops.matmul, with autograd
+(csrc/matmul_autograd.cpp); this module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16,
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
 _forward = torch.ops.matmul.matmul.default
-_backward = torch.ops.matmul.matmul_backward.default
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -79,18 +79,7 @@ def _(grad, a, b):
     return a.new_empty(a.shape), b.new_empty(b.shape)
 
 
-# Autograd: da = grad @ bᵀ and db = aᵀ @ grad, computed by the same kernel on
-# transposed views, as a custom op of its own so that it also runs under torch.compile.
-def _setup_context(ctx, inputs, output):
-    ctx.save_for_backward(*inputs)
-
-
-def _backward_fn(ctx, grad):
-    a, b = ctx.saved_tensors
-    return _backward(grad, a, b)
-
-
-torch.library.register_autograd(
-    "matmul::matmul", _backward_fn, setup_context=_setup_context
-)
+# Autograd is registered in C++ (csrc/matmul_autograd.cpp): da = grad @ bᵀ and
+# db = aᵀ @ grad, computed by the same kernel, as a custom op of its own so that it
+# also runs under torch.compile.
 

@@ -126,9 +126,12 @@ def main() -> None:
     parser.add_argument("--max-log2", type=int, default=None,
                         help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)")
     parser.add_argument("--step-log2", type=int, default=2)
+    parser.add_argument("--log2", type=int, nargs="+", metavar="N",
+                        help="exactly these sizes, log2 elements (instead of min/max/step)")
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
     args = parser.parse_args()
     max_log2 = args.max_log2 or (28 if args.device.startswith("cuda") else 24)
+    sizes_log2 = args.log2 or range(args.min_log2, max_log2 + 1, args.step_log2)
     device_type = torch.device(args.device).type
     dtype = DTYPES[args.dtype]
 
@@ -137,13 +140,14 @@ def main() -> None:
               f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
     print(f"normalize_volume {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(header)
-    for log2 in range(args.min_log2, max_log2 + 1, args.step_log2):
+    for log2 in sizes_log2:
         row = bench_size(1 << log2, dtype, device_type)
         rows.append(row)
         print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
               f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
               f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-              f"{row['speedup_vs_compile']:>9.2f}", flush=True)
+              f"{row['speedup_vs_compile']:>9.2f}",
+              flush=True)
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
 

@@ -1,7 +1,8 @@
-"""The Python API of relu: a typed wrapper, fake kernels for tracing, and autograd.
+"""The Python API of relu: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/relu.cpp) as torch.ops.relu; this
-module adds what torch.compile and autograd need on top of them.
+The kernels are registered in C++ (csrc/relu.cpp) as torch.ops.relu, with autograd
+(csrc/relu_autograd.cpp); this module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16,
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
 _forward = torch.ops.relu.relu.default
-_backward = torch.ops.relu.relu_backward.default
 
 
 def relu(x: Tensor) -> Tensor:
@@ -82,20 +82,5 @@ def _(grad, x):
     return grad.new_empty(grad.shape)
 
 
-# Autograd: the backward is itself a custom op with CPU and CUDA kernels, so it also
-# runs under torch.compile.
-def _setup_context(ctx, inputs, output):
-    x, = inputs
-    ctx.save_for_backward(x)
-
-
-def _backward_fn(ctx, grad):
-    x, = ctx.saved_tensors
-    grad_x = _backward(grad, x)
-    # One gradient per input of relu, None where it is not differentiable.
-    return grad_x,
-
-
-torch.library.register_autograd(
-    "relu::relu", _backward_fn, setup_context=_setup_context
-)
+# Autograd is registered in C++ (csrc/relu_autograd.cpp): the backward is a custom
+# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

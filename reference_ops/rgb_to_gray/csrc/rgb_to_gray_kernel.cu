@@ -61,36 +61,72 @@ struct VecWidth {
 };
 
 constexpr int kThreads = 256;
-// 2048 resident threads per multiprocessor on current GPUs: 8 blocks of 256 fill one.
-constexpr int kBlocksPerMultiprocessor = 8;
+// Blocks for a one-dimensional grid: gridDim.x's limit. Past it (2^39 vectors), the
+// grid-stride loops below take over.
+constexpr int64_t kMostBlocks = 2147483647;
 
 bool is_aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Enough blocks to fill the GPU once; the grid-stride loops cover the rest, so the grid
-// never exceeds what the hardware accepts whatever n is.
-cudaError_t num_blocks(int64_t work_items, int* blocks) {
-  int device = 0;
-  int multiprocessors = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) {
-    err = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
-  }
-  if (err != cudaSuccess) return err;
+// One thread per work item: every load is issued at once and finished blocks make way for
+// new ones. Measured on an H200 (reference_ops/perf/NOTES.md): a grid that covers the work
+// moves 101% of a device copy's bandwidth for relu, a grid of 8 resident blocks per
+// multiprocessor looping over it 93%.
+int num_blocks(int64_t work_items) {
   const int64_t wanted = (work_items + kThreads - 1) / kThreads;
-  const int64_t most = int64_t(multiprocessors) * kBlocksPerMultiprocessor;
-  // No <algorithm> for std::min: every header here costs build time on each arch.
-  *blocks = int(wanted < 1 ? 1 : (wanted < most ? wanted : most));
-  return cudaSuccess;
+  return int(wanted < 1 ? 1 : (wanted < kMostBlocks ? wanted : kMostBlocks));
 }
 // The channels of a pixel are contiguous: pixel i holds img[i * kChannels + c].
 constexpr int kChannels = 3;
 
-// One pixel per thread and step of the grid-stride loop; n counts pixels.
+// Pixels per thread on the vectorized path: enough that both the pixels' channels and
+// their outputs fill whole 16-byte vectors (16 for bytes, 8 for 16-bit, 4 for 32-bit
+// types). One pixel per thread would read kChannels single elements: 3-byte loads move
+// 56% of a device copy's bandwidth on an H200 for rgb_to_gray, 16 pixels per thread 104%.
+template <typename T>
+struct PixelGroup {
+  static constexpr int kSmaller = sizeof(T) < sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>);
+  static constexpr int kPixels = 16 / kSmaller;
+  static constexpr int kInVecs = kPixels * kChannels * sizeof(T) / 16;
+  static constexpr int kOutVecs = kPixels * sizeof(Out<T>) / 16;
+};
+
+// A group's inputs and outputs as 16-byte vectors and as elements.
+template <typename T>
+union PixelsIn {
+  uint4 vecs[PixelGroup<T>::kInVecs];
+  T elems[PixelGroup<T>::kPixels * kChannels];
+};
+template <typename T>
+union PixelsOut {
+  uint4 vecs[PixelGroup<T>::kOutVecs];
+  Out<T> elems[PixelGroup<T>::kPixels];
+};
+
+// With `vectorized` (both pointers 16-byte aligned), pixels [0, n / kPixels * kPixels)
+// move kPixels at a time, the rest one at a time; without it, all one at a time.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) forward_kernel(
-    const T* __restrict__ img, Out<T>* __restrict__ out, int64_t n, bool /*vectorized*/) {
+    const T* __restrict__ img, Out<T>* __restrict__ out, int64_t n, bool vectorized) {
+  using G = PixelGroup<T>;
+  const int64_t groups = vectorized ? n / G::kPixels : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t g = first; g < groups; g += stride) {
+    PixelsIn<T> in;
+    PixelsOut<T> res;
+    const uint4* src = reinterpret_cast<const uint4*>(img) + g * G::kInVecs;
+#pragma unroll
+    for (int v = 0; v < G::kInVecs; ++v) in.vecs[v] = src[v];
+#pragma unroll
+    for (int p = 0; p < G::kPixels; ++p) {
+      const T* pixel = in.elems + p * kChannels;
+      res.elems[p] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));
+    }
+    uint4* dst = reinterpret_cast<uint4*>(out) + g * G::kOutVecs;
+#pragma unroll
+    for (int v = 0; v < G::kOutVecs; ++v) dst[v] = res.vecs[v];
+  }
+  for (int64_t i = groups * G::kPixels + first; i < n; i += stride) {
     const T* pixel = img + i * kChannels;
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));
   }
@@ -101,11 +137,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
 template <typename T>
 cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  constexpr int kVec = VecWidth<T>::value;
-  const bool vectorized = false;
-  int blocks = 0;
-  cudaError_t err = num_blocks(vectorized ? (n + kVec - 1) / kVec : n, &blocks);
-  if (err != cudaSuccess) return err;
+  constexpr int kVec = PixelGroup<T>::kPixels;
+  const bool vectorized = is_aligned16(img) && is_aligned16(out);
+  const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
   forward_kernel<T><<<blocks, kThreads, 0, stream>>>(img, out, n, vectorized);
   return cudaGetLastError();
 }

@@ -1,7 +1,7 @@
-"""The Python API of rgb_to_gray: a typed wrapper, fake kernels for tracing, and autograd.
+"""The Python API of rgb_to_gray: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/rgb_to_gray.cpp) as torch.ops.rgb_to_gray; this
-module adds what torch.compile and autograd need on top of them.
+The kernels are registered in C++ (csrc/rgb_to_gray.cpp) as torch.ops.rgb_to_gray; this module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations

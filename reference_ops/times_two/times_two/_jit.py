@@ -53,7 +53,8 @@ def load() -> bool:
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
     defines = ["-DWITH_CUDA"] if with_cuda else []
-    sources = [CSRC / "times_two.cpp"] + ([CSRC / "times_two_kernel.cu"] if with_cuda else [])
+    sources = [CSRC / "times_two.cpp", CSRC / "times_two_autograd.cpp"]
+    sources += [CSRC / "times_two_kernel.cu"] if with_cuda else []
     with open(build_directory / "build.lock", "w") as lock:
         # The OS releases this lock when its process dies, killed or not.
         fcntl.flock(lock, fcntl.LOCK_EX)

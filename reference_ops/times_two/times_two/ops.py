@@ -1,7 +1,8 @@
-"""The Python API of times_two: a typed wrapper, fake kernels for tracing, and autograd.
+"""The Python API of times_two: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/times_two.cpp) as torch.ops.times_two; this
-module adds what torch.compile and autograd need on top of them.
+The kernels are registered in C++ (csrc/times_two.cpp) as torch.ops.times_two, with autograd
+(csrc/times_two_autograd.cpp); this module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16,
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
 _forward = torch.ops.times_two.times_two.default
-_backward = torch.ops.times_two.times_two_backward.default
 
 
 def times_two(x: Tensor) -> Tensor:
@@ -82,18 +82,5 @@ def _(grad):
     return grad.new_empty(grad.shape)
 
 
-# Autograd: the backward is itself a custom op with CPU and CUDA kernels, so it also
-# runs under torch.compile.
-def _setup_context(ctx, inputs, output):
-    x, = inputs
-
-
-def _backward_fn(ctx, grad):
-    grad_x = _backward(grad)
-    # One gradient per input of times_two, None where it is not differentiable.
-    return grad_x,
-
-
-torch.library.register_autograd(
-    "times_two::times_two", _backward_fn, setup_context=_setup_context
-)
+# Autograd is registered in C++ (csrc/times_two_autograd.cpp): the backward is a custom
+# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

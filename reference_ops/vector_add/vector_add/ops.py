@@ -1,7 +1,8 @@
-"""The Python API of vector_add: a typed wrapper, fake kernels for tracing, and autograd.
+"""The Python API of vector_add: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/vector_add.cpp) as torch.ops.vector_add; this
-module adds what torch.compile and autograd need on top of them.
+The kernels are registered in C++ (csrc/vector_add.cpp) as torch.ops.vector_add, with autograd
+(csrc/vector_add_autograd.cpp); this module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16,
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
 _forward = torch.ops.vector_add.vector_add.default
-_backward = torch.ops.vector_add.vector_add_backward.default
 
 
 def vector_add(a: Tensor, b: Tensor) -> Tensor:
@@ -84,18 +84,5 @@ def _(grad):
     return grad.new_empty(grad.shape), grad.new_empty(grad.shape)
 
 
-# Autograd: the backward is itself a custom op with CPU and CUDA kernels, so it also
-# runs under torch.compile.
-def _setup_context(ctx, inputs, output):
-    a, b = inputs
-
-
-def _backward_fn(ctx, grad):
-    grad_a, grad_b = _backward(grad)
-    # One gradient per input of vector_add, None where it is not differentiable.
-    return grad_a, grad_b
-
-
-torch.library.register_autograd(
-    "vector_add::vector_add", _backward_fn, setup_context=_setup_context
-)
+# Autograd is registered in C++ (csrc/vector_add_autograd.cpp): the backward is a custom
+# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

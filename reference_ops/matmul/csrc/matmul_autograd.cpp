@@ -1,0 +1,60 @@
+// matmul_autograd.cpp: autograd for matmul: the forward op records a node whose
+// backward calls matmul_backward, both through the dispatcher.
+//
+// In C++ rather than with torch.library.register_autograd: a Python autograd kernel runs
+// on every call, with or without gradients, and adds microseconds of Python to each one,
+// as much as a small op's whole kernel time. This one is C++ end to end.
+// A file of its own because the autograd headers are heavy: it compiles beside the
+// kernels, and editing the glue in csrc/matmul.cpp does not recompile it.
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <tuple>
+
+namespace matmul {
+namespace {
+
+// The ops of csrc/matmul.cpp, looked up once; calls go below autograd to the CPU or
+// CUDA kernel.
+at::Tensor call_forward(const at::Tensor& a, const at::Tensor& b) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("matmul::matmul", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+  return op.call(a, b);
+}
+
+std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& a, const at::Tensor& b) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("matmul::matmul_backward", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+  return op.call(grad, a, b);
+}
+
+class matmul_function : public torch::autograd::Function<matmul_function> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
+    // Below autograd: the call reaches the CPU or CUDA kernel, not this function again.
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->save_for_backward({a, b});
+    return call_forward(a, b);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const torch::autograd::variable_list saved = ctx->get_saved_variables();
+    auto [grad_a, grad_b] =
+        call_backward(grads[0], saved[0], saved[1]);
+    // One gradient per argument of forward, in order.
+    return {grad_a, grad_b};
+  }
+};
+
+at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
+  return matmul_function::apply(a, b);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(matmul, Autograd, m) { m.impl("matmul", &forward_autograd); }
+
+}  // namespace matmul
