@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
 
 
@@ -68,19 +70,38 @@ def test_a_cpu_only_build_says_why_cuda_was_skipped(python, projects, tmp_path):
     assert tests.returncode == 0, tests.stdout[-3000:]
 
 
-def test_importing_a_build_made_for_another_torch_says_how_to_rebuild(python, projects, tmp_path):
+@pytest.mark.parametrize(
+    ("field", "recorded", "says"),
+    [
+        ("TORCH_VERSION", "'1.0.0'", "my_op was built against torch 1.0.0 but torch {torch} is installed"),
+        ("TORCH_CUDA_VERSION", "'9.9'",
+         "my_op was built against torch for CUDA 9.9 but this torch is for CUDA {cuda}"),
+        (None, None, "my_op has not been built"),
+    ],
+    ids=["torch", "cuda", "unbuilt"],
+)
+def test_importing_a_build_made_for_another_torch_says_how_to_rebuild(
+    python, projects, tmp_path, field, recorded, says
+):
     project = projects / "my_op"
     if not (project / "my_op" / "_build_info.py").exists():  # this test runs alone
         pip_install(python, render(projects, "my_op"))
+    installed = subprocess.run(
+        [str(python), "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
     info = project / "my_op" / "_build_info.py"
     original = info.read_text()
     try:
-        info.write_text(re.sub(r"TORCH_VERSION = .*", "TORCH_VERSION = '1.0.0'", original))
+        if field is None:
+            info.unlink()
+        else:
+            info.write_text(re.sub(rf"^{field} = .*$", f"{field} = {recorded}", original, flags=re.M))
         result = subprocess.run([str(python), "-c", "import my_op"], cwd=tmp_path,
                                 capture_output=True, text=True)
     finally:
         info.write_text(original)
     assert result.returncode != 0
     last_line = result.stderr.strip().splitlines()[-1]
-    assert "ImportError: my_op was built against torch 1.0.0 but torch" in last_line
-    assert "pip install --no-build-isolation -e ." in last_line
+    assert last_line.startswith("ImportError: " + says.format(torch=installed[0], cuda=installed[1]))
+    assert last_line.endswith("; rebuild it in its project directory: pip install --no-build-isolation -e .")
