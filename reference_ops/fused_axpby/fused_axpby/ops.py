@@ -1,8 +1,8 @@
 """The Python API of fused_axpby: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/fused_axpby.cpp) as torch.ops.fused_axpby, with autograd
-(csrc/fused_axpby_autograd.cpp); this module adds what torch.compile needs on top
-of them.
+The kernels are registered in C++ as torch.ops.fused_axpby, in csrc/fused_axpby.cpp.
+Autograd is registered in C++ too, in csrc/fused_axpby_autograd.cpp.
+This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Python API of matmul: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/matmul.cpp) as torch.ops.matmul, with autograd
-(csrc/matmul_autograd.cpp); this module adds what torch.compile needs on top
-of them.
+The kernels are registered in C++ as torch.ops.matmul, in csrc/matmul.cpp.
+Autograd is registered in C++ too, in csrc/matmul_autograd.cpp.
+This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations

@@ -73,10 +73,31 @@ def test_transposed_strided_and_offset_views(device, dtype):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(0, 5, 3), (4, 5, 0), (4, 0, 3)], ids=str)
 def test_empty_matrices_and_an_empty_inner_dimension(device, shape):
-    a, b = make_matrices(*shape, DTYPES[0], device)
+    a, b = make_matrices(*shape, DTYPES[0], device, requires_grad=True)
     out = matmul(a, b)
     assert out.shape == (shape[0], shape[2])
     assert bool((out == 0).all())  # a sum over nothing
+    grad_a, grad_b = torch.autograd.grad(out.sum(), (a, b))
+    assert grad_a.shape == a.shape and grad_b.shape == b.shape
+    assert_is_the_product(grad_a, torch.ones_like(out), b.t())
+    assert_is_the_product(grad_b, a.t(), torch.ones_like(out))
+
+
+def test_meta_tensors_give_the_output_shape_and_dtype():
+    # Meta tensors have shapes but no data: the fake kernel of ops.py answers, as it does
+    # when torch.compile traces the op.
+    a, b = make_matrices(4, 5, 3, DTYPES[0], "meta")
+    out = matmul(a, b)
+    assert out.device.type == "meta"
+    assert out.shape == (4, 3) and out.dtype == DTYPES[0]
+
+
+def test_a_backend_without_a_kernel_is_refused_naming_the_op():
+    # Kernels exist for CPU, CUDA and Meta tensors only. Any other backend (MPS, XPU, CUDA
+    # in a build without CUDA; sparse tensors here) is refused by the dispatcher.
+    says = "Could not run 'matmul::matmul' with arguments from the 'SparseCPU'"
+    with pytest.raises(NotImplementedError, match=says):
+        matmul(torch.ones(4, 5).to_sparse(), torch.ones(5, 3).to_sparse())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -127,10 +148,27 @@ def test_opcheck_backward_op(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_backward_op_rejects_bad_arguments_naming_them(device):
+    backward = torch.ops.matmul.matmul_backward.default
+    a, b = make_matrices(4, 5, 3, DTYPES[0], device)
+    grad = torch.randn(4, 3, dtype=DTYPES[0], device=device)
+    says = r"matmul_backward: grad has shape \[4, 2\] and bᵀ has shape \[3, 5\]"
+    with pytest.raises(RuntimeError, match=says):
+        backward(grad[:, :2], a, b)
+    says = r"matmul_backward: aᵀ has shape \[5, 4\] and grad has shape \[3, 3\]"
+    with pytest.raises(RuntimeError, match=says):
+        backward(grad[:3], a, b)
+    with pytest.raises(RuntimeError, match="matmul_backward: grad has dtype torch.int32"):
+        backward(grad.to(torch.int32), a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_rejects_bad_matrices_naming_the_argument(device):
     a, b = make_matrices(4, 5, 3, DTYPES[0], device)
     with pytest.raises(RuntimeError, match=r"b must be a 2-D matrix, got shape \[5\]"):
         matmul(a, b[:, 0])
+    with pytest.raises(RuntimeError, match=r"a must be a 2-D matrix, got shape \[\]"):
+        matmul(a[0, 0], b)
     with pytest.raises(RuntimeError, match=r"the columns of a must match the rows of b"):
         matmul(a, b[:4])
     with pytest.raises(RuntimeError, match=r"b has dtype torch.int32"):
@@ -140,11 +178,20 @@ def test_rejects_bad_matrices_naming_the_argument(device):
             matmul(a, b.to(DTYPES[1]))
 
 
-@needs_cuda
-def test_rejects_mixed_devices_naming_the_argument():
-    a, b = make_matrices(4, 5, 3, DTYPES[0], "cuda")
-    with pytest.raises(RuntimeError, match="b is on cpu"):
-        matmul(a, b.cpu())
+# (a's device, b's device): meta tensors reach the fake kernel of ops.py, CUDA ones
+# the checks of csrc/matmul.cpp.
+MIXED_DEVICES = [
+    ("cpu", "meta"),
+    pytest.param("cuda", "cpu", marks=needs_cuda),
+    pytest.param("cpu", "cuda", marks=needs_cuda),
+]
+
+
+@pytest.mark.parametrize("first, last", MIXED_DEVICES)
+def test_rejects_mixed_devices_naming_the_argument(first, last):
+    a, b = make_matrices(4, 5, 3, DTYPES[0], first)
+    with pytest.raises(RuntimeError, match=f"b is on {last}.* but a is on {first}"):
+        matmul(a, b.to(last))
 
 
 @needs_cuda
@@ -160,14 +207,30 @@ def test_large_matrices_on_cuda(dtype):
 
 
 @needs_cuda
+def test_more_row_tiles_than_one_grid_dimension_holds():
+    # 65535 blocks at most along a grid's y dimension, 64 rows each: the launcher splits
+    # taller products.
+    a, b = make_matrices(65535 * 64 + 65, 3, 2, DTYPES[0], "cuda")
+    out = matmul(a, b)
+    for rows in (slice(0, 64), slice(65535 * 64 - 64, 65535 * 64 + 64), slice(-65, None)):
+        assert_is_the_product(out[rows], a[rows], b)
+
+
+@needs_cuda
 def test_runs_on_the_current_stream():
     a, b = make_matrices(300, 200, 100, DTYPES[0], "cuda")
+    new_a, new_b = make_matrices(300, 200, 100, DTYPES[0], "cuda")
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
+        # The stream is busy, then writes new inputs: a kernel launched on any other stream
+        # runs at once and reads the old ones.
+        torch.cuda._sleep(100_000_000)
+        a.copy_(new_a)
+        b.copy_(new_b)
         out = matmul(a, b)
     stream.synchronize()
-    assert_is_the_product(out, a, b)
+    assert_is_the_product(out, new_a, new_b)
 
 
 @needs_cuda
@@ -190,4 +253,11 @@ def test_inputs_on_a_device_other_than_the_current_one():
         out = matmul(a, b)
     assert out.device == torch.device("cuda:1")
     assert_is_the_product(out, a, b)
+    # The backward op, called directly: autograd would run it on its own thread for cuda:1.
+    grad = torch.randn(65, 17, dtype=DTYPES[0], device="cuda:1")
+    with torch.cuda.device(0):
+        grad_a, grad_b = torch.ops.matmul.matmul_backward.default(grad, a, b)
+    assert grad_a.device == grad_b.device == torch.device("cuda:1")
+    assert_is_the_product(grad_a, grad, b.t())
+    assert_is_the_product(grad_b, a.t(), grad)
 

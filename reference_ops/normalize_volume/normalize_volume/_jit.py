@@ -1,7 +1,9 @@
 """Build csrc/ when the package is imported, instead of with pip: for iterating on kernels.
 
-    NORMALIZE_VOLUME_JIT=1 python my_script.py          # `import normalize_volume` compiles csrc/ first
-    NORMALIZE_VOLUME_JIT=verbose python my_script.py    # the same, showing the compiler's commands
+    NORMALIZE_VOLUME_JIT=1 python my_script.py
+    NORMALIZE_VOLUME_JIT=verbose python my_script.py    # showing the compiler's commands
+
+With either, `import normalize_volume` compiles csrc/ first.
 
 torch.utils.cpp_extension.load builds csrc/ into a directory keyed by torch's version, its
 CUDA version, the CUDA archs, the compile flags and where csrc/ is: a torch upgrade gets a
@@ -38,7 +40,10 @@ def cache_root() -> Path:
 
 
 def load() -> bool:
-    """Build (if needed) and load csrc/, registering torch.ops.normalize_volume; return WITH_CUDA."""
+    """Build (if needed) and load csrc/, registering torch.ops.normalize_volume.
+
+    Returns whether the build has CUDA kernels.
+    """
     if not (CSRC / "normalize_volume.cpp").is_file():
         raise ImportError(f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
                           f"and there is none at {CSRC}; unset it or use the project checkout")

@@ -1,7 +1,7 @@
 """The Python API of normalize_volume: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/normalize_volume.cpp) as torch.ops.normalize_volume; this module adds what torch.compile needs on top
-of them.
+The kernels are registered in C++ as torch.ops.normalize_volume, in csrc/normalize_volume.cpp.
+This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations

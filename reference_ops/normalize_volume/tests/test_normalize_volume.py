@@ -111,7 +111,8 @@ def test_empty_tensors(device, shape):
 @pytest.mark.parametrize("device", DEVICES)
 def test_zero_dim_tensors(device):
     inputs = make_inputs((), DTYPES[0], device)
-    assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
+    out = normalize_volume(**inputs, **SCALARS)
+    assert_matches_reference(inputs, out)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -135,6 +136,39 @@ def test_views_with_a_storage_offset(device, dtype):
         inputs = {k: v[offset:] for k, v in base.items()}
         assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * (CHANNELS or 1)
         assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
+
+
+def test_meta_tensors_give_the_output_shape_and_dtype():
+    # Meta tensors have shapes but no data: the fake kernel of ops.py answers, as it does
+    # when torch.compile traces the op.
+    inputs = make_inputs((4, 5), DTYPES[0], "meta")
+    out = normalize_volume(**inputs, **SCALARS)
+    assert out.device.type == "meta"
+    assert out.shape == (4, 5) and out.dtype == (OUT_DTYPE or DTYPES[0])
+
+
+def test_a_backend_without_a_kernel_is_refused_naming_the_op():
+    # Kernels exist for CPU, CUDA and Meta tensors only. Any other backend (MPS, XPU, CUDA
+    # in a build without CUDA; sparse tensors here) is refused by the dispatcher.
+    shape = (4, 5, CHANNELS) if CHANNELS else (4, 5)
+    inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
+    says = "Could not run 'normalize_volume::normalize_volume' with arguments from the 'SparseCPU'"
+    with pytest.raises(NotImplementedError, match=says):
+        normalize_volume(**inputs, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if not d.is_floating_point])
+def test_integer_inputs_under_autograd(device, dtype):
+    inputs = make_inputs((8,), dtype, device)
+    # Torch refuses gradients on integer tensors, so none of the inputs can require one,
+    # and the output does not require one either, whatever its dtype.
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require"):
+        inputs[TENSOR_ARGS[0]].requires_grad_()
+    with torch.enable_grad():
+        out = normalize_volume(**inputs, **SCALARS)
+    assert not out.requires_grad and out.grad_fn is None
+    assert_matches_reference(inputs, out)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -186,15 +220,68 @@ def test_large_tensor_on_cuda(dtype):
     assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
 
 
+def fill_periodically_(dst: Tensor, src: Tensor) -> Tensor:
+    """dst[i] = src[i % len(src)] for 1-D tensors, in a few copies on dst's device."""
+    done = min(len(src), len(dst))
+    dst[:done].copy_(src[:done])
+    while done < len(dst):  # done stays a multiple of len(src) until the last copy
+        step = min(done, len(dst) - done)
+        dst[done : done + step].copy_(dst[:step])
+        done += step
+    return dst
+
+
+@needs_cuda
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "storage_offset"])
+def test_more_than_2_to_the_31_elements(offset):
+    # 64-bit indexing: a 32-bit index overflows past 2^31 - 1 elements. The smallest dtype
+    # keeps memory down; offset 1 sends the kernel down the scalar (unaligned) path.
+    dtype = min(DTYPES, key=lambda d: d.itemsize)
+    channels = CHANNELS or 1
+    n = (1 << 31) + 1029  # output elements; odd, so there is a tail after the vectors
+    per_output = len(TENSOR_ARGS) * channels * dtype.itemsize + (OUT_DTYPE or dtype).itemsize
+    needed, free = n * per_output + (1 << 30), torch.cuda.mem_get_info()[0]
+    if free < needed:
+        pytest.skip(f"needs {needed / 2**30:.1f} GiB of free GPU memory, {free / 2**30:.1f} free")
+    inputs = out = flat = window = None
+    try:
+        # Random values repeating with a period that does not divide 2^31.
+        pattern = make_inputs(((1 << 20) + 7,), dtype, "cuda")
+        inputs = {}
+        for name in TENSOR_ARGS:
+            flat = torch.empty(offset + n * channels, dtype=dtype, device="cuda")[offset:]
+            fill_periodically_(flat, pattern[name].reshape(-1))
+            inputs[name] = flat.view(n, CHANNELS) if CHANNELS else flat
+        out = normalize_volume(**inputs, **SCALARS)
+        assert out.shape == (n,)
+        # Values at the start, where the input and the output indices pass 2^31, and at
+        # the end: copying the whole output to the CPU would take minutes.
+        for start in (0, (1 << 31) // channels - 512, (1 << 31) - 512, n - 1024):
+            window = {name: t[start : start + 1024] for name, t in inputs.items()}
+            expected = float64_reference(window)
+            actual = out[start : start + 1024].double()
+            torch.testing.assert_close(actual, expected, **TOLERANCES[out.dtype])
+    finally:
+        # Frees the memory even where a failure's traceback keeps this frame alive.
+        inputs = out = flat = window = None
+        torch.cuda.empty_cache()
+
+
 @needs_cuda
 def test_runs_on_the_current_stream():
     inputs = make_inputs((1 << 20,), DTYPES[0], "cuda")
+    new_values = make_inputs((1 << 20,), DTYPES[0], "cuda")
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
+        # The stream is busy, then writes new inputs: a kernel launched on any other stream
+        # runs at once and reads the old ones.
+        torch.cuda._sleep(100_000_000)
+        for name in TENSOR_ARGS:
+            inputs[name].copy_(new_values[name])
         out = normalize_volume(**inputs, **SCALARS)
     stream.synchronize()
-    assert_matches_reference(inputs, out)
+    assert_matches_reference(new_values, out)
 
 
 @needs_cuda

@@ -1,8 +1,8 @@
 """The Python API of relu: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/relu.cpp) as torch.ops.relu, with autograd
-(csrc/relu_autograd.cpp); this module adds what torch.compile needs on top
-of them.
+The kernels are registered in C++ as torch.ops.relu, in csrc/relu.cpp.
+Autograd is registered in C++ too, in csrc/relu_autograd.cpp.
+This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations

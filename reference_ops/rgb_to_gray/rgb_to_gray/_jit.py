@@ -1,7 +1,9 @@
 """Build csrc/ when the package is imported, instead of with pip: for iterating on kernels.
 
-    RGB_TO_GRAY_JIT=1 python my_script.py          # `import rgb_to_gray` compiles csrc/ first
-    RGB_TO_GRAY_JIT=verbose python my_script.py    # the same, showing the compiler's commands
+    RGB_TO_GRAY_JIT=1 python my_script.py
+    RGB_TO_GRAY_JIT=verbose python my_script.py    # showing the compiler's commands
+
+With either, `import rgb_to_gray` compiles csrc/ first.
 
 torch.utils.cpp_extension.load builds csrc/ into a directory keyed by torch's version, its
 CUDA version, the CUDA archs, the compile flags and where csrc/ is: a torch upgrade gets a
@@ -38,7 +40,10 @@ def cache_root() -> Path:
 
 
 def load() -> bool:
-    """Build (if needed) and load csrc/, registering torch.ops.rgb_to_gray; return WITH_CUDA."""
+    """Build (if needed) and load csrc/, registering torch.ops.rgb_to_gray.
+
+    Returns whether the build has CUDA kernels.
+    """
     if not (CSRC / "rgb_to_gray.cpp").is_file():
         raise ImportError(f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
                           f"and there is none at {CSRC}; unset it or use the project checkout")

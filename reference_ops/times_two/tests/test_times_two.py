@@ -43,6 +43,8 @@ TENSOR_ARGS = ["x"]
 # The float arguments' values in every test.
 SCALARS = {}
 GRAD_ARGS = ["x"]
+# The tensors the backward op reads besides the incoming gradient.
+GRAD_READS = []
 
 
 def random_tensor(shape, dtype, device) -> Tensor:
@@ -104,15 +106,20 @@ def test_sizes_around_the_vector_width(device, dtype):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
 def test_empty_tensors(device, shape):
-    inputs = make_inputs(shape, DTYPES[0], device)
+    inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
     out = times_two(**inputs, **SCALARS)
     assert out.shape == shape and out.dtype == (OUT_DTYPE or DTYPES[0])
+    grads = torch.autograd.grad(out.sum(), [inputs[name] for name in GRAD_ARGS])
+    assert all(g.shape == shape for g in grads)
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_zero_dim_tensors(device):
-    inputs = make_inputs((), DTYPES[0], device)
-    assert_matches_reference(inputs, times_two(**inputs, **SCALARS))
+    inputs = make_inputs((), DTYPES[0], device, requires_grad=True)
+    out = times_two(**inputs, **SCALARS)
+    assert_matches_reference(inputs, out)
+    grads = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS])
+    assert all(g.shape == () for g in grads)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -136,6 +143,25 @@ def test_views_with_a_storage_offset(device, dtype):
         inputs = {k: v[offset:] for k, v in base.items()}
         assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * (CHANNELS or 1)
         assert_matches_reference(inputs, times_two(**inputs, **SCALARS))
+
+
+def test_meta_tensors_give_the_output_shape_and_dtype():
+    # Meta tensors have shapes but no data: the fake kernel of ops.py answers, as it does
+    # when torch.compile traces the op.
+    inputs = make_inputs((4, 5), DTYPES[0], "meta")
+    out = times_two(**inputs, **SCALARS)
+    assert out.device.type == "meta"
+    assert out.shape == (4, 5) and out.dtype == (OUT_DTYPE or DTYPES[0])
+
+
+def test_a_backend_without_a_kernel_is_refused_naming_the_op():
+    # Kernels exist for CPU, CUDA and Meta tensors only. Any other backend (MPS, XPU, CUDA
+    # in a build without CUDA; sparse tensors here) is refused by the dispatcher.
+    shape = (4, 5, CHANNELS) if CHANNELS else (4, 5)
+    inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
+    says = "Could not run 'times_two::times_two' with arguments from the 'SparseCPU'"
+    with pytest.raises(NotImplementedError, match=says):
+        times_two(**inputs, **SCALARS)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -206,8 +232,17 @@ def test_gradcheck(device):
 def test_opcheck_backward_op(device):
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
     inputs = make_inputs((5, 7), DTYPES[0], device)
-    args = (grad, *[inputs[name] for name in []], *SCALARS.values())
+    args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
     torch.library.opcheck(torch.ops.times_two.times_two_backward.default, args)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_backward_op_rejects_bad_arguments_naming_them(device):
+    backward = torch.ops.times_two.times_two_backward.default
+    grad = torch.randn(8, dtype=DTYPES[0], device=device)
+    reads = [make_inputs((8,), DTYPES[0], device)[name] for name in GRAD_READS]
+    with pytest.raises(RuntimeError, match="times_two_backward: grad has dtype torch.bool"):
+        backward(grad.bool(), *reads, *SCALARS.values())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -230,15 +265,68 @@ def test_large_tensor_on_cuda(dtype):
     assert_matches_reference(inputs, times_two(**inputs, **SCALARS))
 
 
+def fill_periodically_(dst: Tensor, src: Tensor) -> Tensor:
+    """dst[i] = src[i % len(src)] for 1-D tensors, in a few copies on dst's device."""
+    done = min(len(src), len(dst))
+    dst[:done].copy_(src[:done])
+    while done < len(dst):  # done stays a multiple of len(src) until the last copy
+        step = min(done, len(dst) - done)
+        dst[done : done + step].copy_(dst[:step])
+        done += step
+    return dst
+
+
+@needs_cuda
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "storage_offset"])
+def test_more_than_2_to_the_31_elements(offset):
+    # 64-bit indexing: a 32-bit index overflows past 2^31 - 1 elements. The smallest dtype
+    # keeps memory down; offset 1 sends the kernel down the scalar (unaligned) path.
+    dtype = min(DTYPES, key=lambda d: d.itemsize)
+    channels = CHANNELS or 1
+    n = (1 << 31) + 1029  # output elements; odd, so there is a tail after the vectors
+    per_output = len(TENSOR_ARGS) * channels * dtype.itemsize + (OUT_DTYPE or dtype).itemsize
+    needed, free = n * per_output + (1 << 30), torch.cuda.mem_get_info()[0]
+    if free < needed:
+        pytest.skip(f"needs {needed / 2**30:.1f} GiB of free GPU memory, {free / 2**30:.1f} free")
+    inputs = out = flat = window = None
+    try:
+        # Random values repeating with a period that does not divide 2^31.
+        pattern = make_inputs(((1 << 20) + 7,), dtype, "cuda")
+        inputs = {}
+        for name in TENSOR_ARGS:
+            flat = torch.empty(offset + n * channels, dtype=dtype, device="cuda")[offset:]
+            fill_periodically_(flat, pattern[name].reshape(-1))
+            inputs[name] = flat.view(n, CHANNELS) if CHANNELS else flat
+        out = times_two(**inputs, **SCALARS)
+        assert out.shape == (n,)
+        # Values at the start, where the input and the output indices pass 2^31, and at
+        # the end: copying the whole output to the CPU would take minutes.
+        for start in (0, (1 << 31) // channels - 512, (1 << 31) - 512, n - 1024):
+            window = {name: t[start : start + 1024] for name, t in inputs.items()}
+            expected = float64_reference(window)
+            actual = out[start : start + 1024].double()
+            torch.testing.assert_close(actual, expected, **TOLERANCES[out.dtype])
+    finally:
+        # Frees the memory even where a failure's traceback keeps this frame alive.
+        inputs = out = flat = window = None
+        torch.cuda.empty_cache()
+
+
 @needs_cuda
 def test_runs_on_the_current_stream():
     inputs = make_inputs((1 << 20,), DTYPES[0], "cuda")
+    new_values = make_inputs((1 << 20,), DTYPES[0], "cuda")
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
+        # The stream is busy, then writes new inputs: a kernel launched on any other stream
+        # runs at once and reads the old ones.
+        torch.cuda._sleep(100_000_000)
+        for name in TENSOR_ARGS:
+            inputs[name].copy_(new_values[name])
         out = times_two(**inputs, **SCALARS)
     stream.synchronize()
-    assert_matches_reference(inputs, out)
+    assert_matches_reference(new_values, out)
 
 
 @needs_cuda
@@ -262,3 +350,15 @@ def test_inputs_on_a_device_other_than_the_current_one():
         out = times_two(**inputs, **SCALARS)
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)
+    # The backward op, called directly: autograd would run it on its own thread for cuda:1.
+    backward = torch.ops.times_two.times_two_backward.default
+    grad = torch.randn(1025, dtype=DTYPES[0], device="cuda:1")
+    args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
+    with torch.cuda.device(0):
+        grads = backward(*args)
+    with torch.cuda.device(1):
+        expected = backward(*args)
+    grads, expected = (grads,), (expected,)
+    for g, e in zip(grads, expected):
+        assert g.device == torch.device("cuda:1")
+        torch.testing.assert_close(g, e, rtol=0, atol=0)

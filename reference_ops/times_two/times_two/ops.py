@@ -1,8 +1,8 @@
 """The Python API of times_two: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ (csrc/times_two.cpp) as torch.ops.times_two, with autograd
-(csrc/times_two_autograd.cpp); this module adds what torch.compile needs on top
-of them.
+The kernels are registered in C++ as torch.ops.times_two, in csrc/times_two.cpp.
+Autograd is registered in C++ too, in csrc/times_two_autograd.cpp.
+This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations

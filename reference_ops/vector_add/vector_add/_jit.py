@@ -1,7 +1,9 @@
 """Build csrc/ when the package is imported, instead of with pip: for iterating on kernels.
 
-    VECTOR_ADD_JIT=1 python my_script.py          # `import vector_add` compiles csrc/ first
-    VECTOR_ADD_JIT=verbose python my_script.py    # the same, showing the compiler's commands
+    VECTOR_ADD_JIT=1 python my_script.py
+    VECTOR_ADD_JIT=verbose python my_script.py    # showing the compiler's commands
+
+With either, `import vector_add` compiles csrc/ first.
 
 torch.utils.cpp_extension.load builds csrc/ into a directory keyed by torch's version, its
 CUDA version, the CUDA archs, the compile flags and where csrc/ is: a torch upgrade gets a
@@ -38,7 +40,10 @@ def cache_root() -> Path:
 
 
 def load() -> bool:
-    """Build (if needed) and load csrc/, registering torch.ops.vector_add; return WITH_CUDA."""
+    """Build (if needed) and load csrc/, registering torch.ops.vector_add.
+
+    Returns whether the build has CUDA kernels.
+    """
     if not (CSRC / "vector_add.cpp").is_file():
         raise ImportError(f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
                           f"and there is none at {CSRC}; unset it or use the project checkout")
