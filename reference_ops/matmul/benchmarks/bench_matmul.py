@@ -31,11 +31,13 @@ DTYPES = {
 }
 
 
-def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> float:
+def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
+              min_reps: int = 10) -> float:
     """Median time of one call of fn, in microseconds, after a warm-up.
 
-    On CUDA each call is timed with events on the current stream, so only device time
-    between the two events counts; on the CPU with a wall clock.
+    Each sample times `calls` calls back to back and divides by `calls`. On CUDA with
+    events on the current stream, so only device time between the two events counts; on
+    the CPU with a wall clock.
     """
     for _ in range(3):
         fn()
@@ -45,14 +47,16 @@ def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> 
         if device == "cuda":
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
-            fn()
+            for _ in range(calls):
+                fn()
             end.record()
             end.synchronize()
-            times.append(begin.elapsed_time(end) * 1e3)
+            times.append(begin.elapsed_time(end) * 1e3 / calls)
         else:
             t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e6)
+            for _ in range(calls):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e6 / calls)
         if len(times) >= 1000:
             break
     return statistics.median(times)

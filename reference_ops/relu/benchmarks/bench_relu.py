@@ -4,7 +4,8 @@
     python benchmarks/bench_relu.py                 # CUDA if visible, else CPU
     python benchmarks/bench_relu.py --dtype float16 --json results.json
 
-For each size: the median time of the op; of the same expression in eager PyTorch
+For each size: the median time of the op (alone up to 2^20 elements: a call's cost;
+ten back to back above: a call's device time); of the same expression in eager PyTorch
 (relu.reference); of that expression under torch.compile; and of out.copy_(x),
 a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
 the op must move (each input read once, the output written once); "% copy" is that
@@ -34,11 +35,13 @@ DTYPES = {
 }
 
 
-def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> float:
+def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
+              min_reps: int = 10) -> float:
     """Median time of one call of fn, in microseconds, after a warm-up.
 
-    On CUDA each call is timed with events on the current stream, so only device time
-    between the two events counts; on the CPU with a wall clock.
+    Each sample times `calls` calls back to back and divides by `calls`. On CUDA with
+    events on the current stream, so only device time between the two events counts; on
+    the CPU with a wall clock.
     """
     for _ in range(3):
         fn()
@@ -48,14 +51,16 @@ def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> 
         if device == "cuda":
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
-            fn()
+            for _ in range(calls):
+                fn()
             end.record()
             end.synchronize()
-            times.append(begin.elapsed_time(end) * 1e3)
+            times.append(begin.elapsed_time(end) * 1e3 / calls)
         else:
             t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e6)
+            for _ in range(calls):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e6 / calls)
         if len(times) >= 1000:
             break
     return statistics.median(times)
@@ -88,6 +93,12 @@ CHANNELS = None
 GRAD_ARGS = ["x"]
 
 
+# Up to this size a call is timed alone between two events: what one call costs, its
+# dispatch and launch included. Larger calls are timed ten back to back: the device time
+# of one call, each one's dispatch hidden behind the kernel before it.
+LATENCY_SIZE = 1 << 20
+
+
 def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
     shape = (n, CHANNELS) if CHANNELS else (n,)
     if dtype.is_floating_point:
@@ -102,11 +113,12 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     copied = torch.empty_like(first)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
     compiled = torch.compile(reference, fullgraph=True)
+    calls = 1 if n <= LATENCY_SIZE else 10
     times = {
-        "op": median_us(lambda: relu(**inputs, **SCALARS), device),
-        "eager": median_us(lambda: reference(**inputs, **SCALARS), device),
-        "compile": median_us(lambda: compiled(**inputs, **SCALARS), device),
-        "copy": median_us(lambda: copied.copy_(first), device),
+        "op": median_us(lambda: relu(**inputs, **SCALARS), device, calls),
+        "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
+        "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
+        "copy": median_us(lambda: copied.copy_(first), device, calls),
     }
     result = relu(**inputs, **SCALARS)
     leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
@@ -116,8 +128,8 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     def forward_backward(fn):
         return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
 
-    times["op_fwd_bwd"] = median_us(forward_backward(relu), device)
-    times["eager_fwd_bwd"] = median_us(forward_backward(reference), device)
+    times["op_fwd_bwd"] = median_us(forward_backward(relu), device, calls)
+    times["eager_fwd_bwd"] = median_us(forward_backward(reference), device, calls)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()
