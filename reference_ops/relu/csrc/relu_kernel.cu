@@ -91,6 +91,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   const int64_t n_vec = vectorized ? n / kVec : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  // unroll 1: an unrolled grid-stride loop starts with a 64-bit division for its trip
+  // count, paid per thread; one pass per thread is the common case here.
+#pragma unroll 1
   for (int64_t i = first; i < n_vec; i += stride) {
     const V x_v = reinterpret_cast<const V*>(x)[i];
     VOut out_v;
@@ -100,6 +103,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     }
     reinterpret_cast<VOut*>(out)[i] = out_v;
   }
+#pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x[i])));
   }
@@ -112,6 +116,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
   const int64_t n_vec = vectorized ? n / kVec : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll 1  // no trip-count division (see forward_kernel)
   for (int64_t i = first; i < n_vec; i += stride) {
     const V grad_v = reinterpret_cast<const V*>(grad)[i];
     const V x_v = reinterpret_cast<const V*>(x)[i];
@@ -124,6 +129,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
     }
     reinterpret_cast<V*>(grad_x)[i] = grad_x_v;
   }
+#pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     grad_x[i] = from_acc<T>(grad_wrt_x<Acc<T>>(to_acc(grad[i]), to_acc(x[i])));
   }

@@ -114,6 +114,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
   const int64_t groups = vectorized ? n / G::kPixels : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll 1  // no trip-count division: one pass per thread is the common case
   for (int64_t g = first; g < groups; g += stride) {
     PixelsIn<T> in;
     PixelsOut<T> res;
@@ -129,6 +130,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
 #pragma unroll
     for (int v = 0; v < G::kOutVecs; ++v) dst[v] = res.vecs[v];
   }
+#pragma unroll 1
   for (int64_t i = groups * G::kPixels + first; i < n; i += stride) {
     const T* pixel = img + i * kChannels;
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));

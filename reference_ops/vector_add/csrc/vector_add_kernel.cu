@@ -91,6 +91,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   const int64_t n_vec = vectorized ? n / kVec : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  // unroll 1: an unrolled grid-stride loop starts with a 64-bit division for its trip
+  // count, paid per thread; one pass per thread is the common case here.
+#pragma unroll 1
   for (int64_t i = first; i < n_vec; i += stride) {
     const V a_v = reinterpret_cast<const V*>(a)[i];
     const V b_v = reinterpret_cast<const V*>(b)[i];
@@ -101,6 +104,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
     }
     reinterpret_cast<VOut*>(out)[i] = out_v;
   }
+#pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(a[i]), to_acc(b[i])));
   }
@@ -113,6 +117,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
   const int64_t n_vec = vectorized ? n / kVec : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll 1  // no trip-count division (see forward_kernel)
   for (int64_t i = first; i < n_vec; i += stride) {
     const V grad_v = reinterpret_cast<const V*>(grad)[i];
     V grad_a_v;
@@ -126,6 +131,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
     reinterpret_cast<V*>(grad_a)[i] = grad_a_v;
     reinterpret_cast<V*>(grad_b)[i] = grad_b_v;
   }
+#pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     grad_a[i] = from_acc<T>(grad_wrt_a<Acc<T>>(to_acc(grad[i])));
     grad_b[i] = from_acc<T>(grad_wrt_b<Acc<T>>(to_acc(grad[i])));
