@@ -29,6 +29,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import project_toolchain
 from .naming import name_problem
 from .template_source import ANSWERS_FILE, recorded_answers
 
@@ -40,9 +41,6 @@ GIB = 1024**3
 # 1.5-2 GB (torch's headers are large); planned with the upper end, because running out
 # means the OOM killer ends the build with no clear message.
 JOB_MEMORY = 2 * GIB
-# The generated _toolchain.py's DEFAULT_CUDA_ARCHS: built when no GPU is visible and
-# TORCH_CUDA_ARCH_LIST is unset (the newest also as PTX).
-DEFAULT_CUDA_ARCHS = ("7.5", "8.0", "9.0")
 # torch.utils.cpp_extension's arch group names (torch 2.15), expanded as it expands them:
 # in this order, combined names first, since "Ampere" is a prefix of "Ampere+Tegra".
 NAMED_ARCHES = {
@@ -222,7 +220,7 @@ def check_torch_cuda(probe: dict) -> Check:
 
 def is_cuda_toolkit(path: Path) -> bool:
     """What the generated _toolchain.py takes for a toolkit."""
-    return (path / "bin" / "nvcc").is_file() and (path / "include" / "cuda_runtime.h").is_file()
+    return project_toolchain.load().is_cuda_toolkit(path)
 
 
 @dataclass
@@ -267,28 +265,23 @@ def read_head(path: Path, size: int) -> bytes:
 
 
 def find_toolkit() -> Toolkit:
-    """CUDA_HOME (or CUDA_PATH), else the toolkit of the nvcc on PATH, else /usr/local/cuda.
-
-    As the generated _toolchain.py's find_cuda_home: every candidate must hold bin/nvcc and
-    include/cuda_runtime.h to be taken.
-    """
-    toolkit = Toolkit()
+    """The toolkit the generated _toolchain.py's find_cuda_home picks, and how it got there."""
+    toolkit = Toolkit(home=project_toolchain.load().find_cuda_home())
     for variable in ("CUDA_HOME", "CUDA_PATH"):
         value = os.environ.get(variable)
-        if value:
-            if is_cuda_toolkit(Path(value)):
-                toolkit.home, toolkit.via = Path(value), variable
-                break
+        if value and not is_cuda_toolkit(Path(value)):
             toolkit.ignored.append(f"{variable}={value}")
+        elif value and toolkit.home == Path(value) and not toolkit.via:
+            toolkit.via = variable
     nvcc = shutil.which("nvcc")
     if nvcc:
         toolkit.path_nvcc = Path(nvcc)
         toolkit.path_nvcc_home, toolkit.path_nvcc_is_wrapper = toolkit_run_by(Path(nvcc))
-        direct = Path(nvcc).resolve().parent.parent
-        if toolkit.home is None and is_cuda_toolkit(direct):
-            toolkit.home, toolkit.via = direct, f"nvcc on PATH, {nvcc}"
-    if toolkit.home is None and is_cuda_toolkit(Path("/usr/local/cuda")):
-        toolkit.home, toolkit.via = Path("/usr/local/cuda"), "the default /usr/local/cuda"
+        on_path = Path(nvcc).resolve().parent.parent
+        if toolkit.home is not None and not toolkit.via and on_path == toolkit.home:
+            toolkit.via = f"nvcc on PATH, {nvcc}"
+    if toolkit.home is not None and not toolkit.via:
+        toolkit.via = f"the default {toolkit.home}"
     return toolkit
 
 
@@ -668,11 +661,12 @@ def check_arch_list(probe: dict, gpus: list[dict], toolkit: Toolkit, supported: 
             return Check("arch_list", OK, f"unset: torch builds for the visible GPUs ({', '.join(caps)})")
         if toolkit.home is None or supported is None:
             return Check("arch_list", OK, "unset, and no GPU visible")
-        defaults = [a for a in DEFAULT_CUDA_ARCHS if a.replace(".", "") in supported]
+        default_archs = project_toolchain.load().DEFAULT_CUDA_ARCHS
+        defaults = [a for a in default_archs if a.replace(".", "") in supported]
         if not defaults:
             return Check("arch_list", ERROR,
                          f"unset, no GPU visible, and {nvcc} builds none of opgen's defaults "
-                         f"{';'.join(DEFAULT_CUDA_ARCHS)}: the generated setup.py stops",
+                         f"{';'.join(default_archs)}: the generated setup.py stops",
                          f"export TORCH_CUDA_ARCH_LIST='{dotted(max(supported, key=int))}+PTX'")
         shown = ";".join(defaults[:-1] + [defaults[-1] + "+PTX"])
         return Check("arch_list", OK, f"unset, no GPU visible: opgen projects build {shown}")

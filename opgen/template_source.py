@@ -59,17 +59,25 @@ def recorded_answers(project: Path) -> dict:
     return (yaml.safe_load(answers_file.read_text()) or {}) if answers_file.is_file() else {}
 
 
-def locate() -> TemplateSource:
+def template_root() -> tuple[Path, bool]:
+    """Where copier.yml and templates/ are, and whether that is package data (a wheel)."""
     package = Path(__file__).resolve().parent
     packaged = package / "_template"
     if (packaged / "copier.yml").is_file():
-        url = os.environ.get(URL_VARIABLE) or TEMPLATE_GIT_URL
-        return TemplateSource(root=packaged, url=url, version=f"v{__version__}")
+        return packaged, True
     checkout = package.parent
     if (checkout / "copier.yml").is_file() and (checkout / "templates").is_dir():
-        url = os.environ.get(URL_VARIABLE) or str(checkout)
-        return TemplateSource(root=checkout, url=url, version=_describe(checkout))
+        return checkout, False
     raise RuntimeError(f"opgen's template is missing next to {package}; reinstall opgen")
+
+
+def locate() -> TemplateSource:
+    root, packaged = template_root()
+    if packaged:
+        url = os.environ.get(URL_VARIABLE) or TEMPLATE_GIT_URL
+        return TemplateSource(root=root, url=url, version=f"v{__version__}")
+    url = os.environ.get(URL_VARIABLE) or str(root)
+    return TemplateSource(root=root, url=url, version=_describe(root))
 
 
 def _describe(checkout: Path) -> str:
