@@ -48,8 +48,8 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
   return __float2bfloat16_rn(v);
 }
 
-// kVec elements that move as one unit on the vectorized path: one 16-byte load or store,
-// or several for the wider of an input and an output type of different sizes.
+// kVec elements that move as one unit: one load or store of up to 16 bytes, or several
+// 16-byte ones for a wider type (an output wider than its input, doubles in matmul).
 template <typename T, int kVec>
 struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
 template <typename T>
 cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  constexpr int kVec = VecWidth<T>::value;
+  constexpr int kVec = VecWidth<T>::value;  // elements, or pixels, per thread
   const bool vectorized = is_aligned16(x) && is_aligned16(b) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
   forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, b, out, n, vectorized, Acc<T>(a));

@@ -46,6 +46,13 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
   return __float2bfloat16_rn(v);
 }
 
+// kVec elements that move as one unit: one load or store of up to 16 bytes, or several
+// 16-byte ones for a wider type (an output wider than its input, doubles in matmul).
+template <typename T, int kVec>
+struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
+  T v[kVec];
+};
+
 // C = A · B for row-major A (M×K), B (K×N) and C (M×N); csrc/matmul.cpp makes the
 // inputs contiguous. Register-blocked: each thread computes an 8×8 piece of C, so every
 // element read from shared memory feeds 8 multiply-adds. A block of 16 × kThreadsM
@@ -57,12 +64,6 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
 // reference_ops/perf/NOTES.md.
 constexpr int kDepth = 8;
 constexpr int kTileN = 128;
-
-// kCount elements of T that move as one load or store.
-template <typename T, int kCount>
-struct alignas(sizeof(T) * kCount) Pack {
-  T v[kCount];
-};
 
 template <typename T, int kThreadsM>
 __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
@@ -76,8 +77,8 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
   constexpr int kBLoads = kDepth * kTileN / kThreads;  // B elements a thread loads per step
   static_assert(kTileM * kDepth / kThreads == 4, "each thread loads 4 elements of A per step");
   // A's tile is stored k-major (transposed) so that both operands are read 4 at a time.
-  __shared__ Pack<A, 4> a_tile[2][kDepth][kTileM / 4];
-  __shared__ Pack<A, 4> b_tile[2][kDepth][kTileN / 4];
+  __shared__ Vec<A, 4> a_tile[2][kDepth][kTileM / 4];
+  __shared__ Vec<A, 4> b_tile[2][kDepth][kTileN / 4];
   const int t = threadIdx.x;
   const int tx = t % 16, ty = t / 16;
   const int64_t row0 = int64_t(blockIdx.y) * kTileM, col0 = int64_t(blockIdx.x) * kTileN;
@@ -97,12 +98,12 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
   A a_next[4], b_next[kBLoads];
   auto load = [&](int64_t k0) {
     if (block_in && k0 + kDepth <= k) {
-      const Pack<T, 4> av = *reinterpret_cast<const Pack<T, 4>*>(a_ptr);
+      const Vec<T, 4> av = *reinterpret_cast<const Vec<T, 4>*>(a_ptr);
 #pragma unroll
       for (int i = 0; i < 4; ++i) a_next[i] = to_acc(av.v[i]);
 #pragma unroll
       for (int j = 0; j < kBLoads; j += 4) {
-        const Pack<T, 4> bv = *reinterpret_cast<const Pack<T, 4>*>(b_ptr + j);
+        const Vec<T, 4> bv = *reinterpret_cast<const Vec<T, 4>*>(b_ptr + j);
 #pragma unroll
         for (int i = 0; i < 4; ++i) b_next[j + i] = to_acc(bv.v[i]);
       }
@@ -123,7 +124,7 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
     for (int i = 0; i < 4; ++i) a_tile[buf][a_k + i][a_row / 4].v[a_row % 4] = a_next[i];
 #pragma unroll
     for (int j = 0; j < kBLoads; j += 4) {
-      b_tile[buf][b_k][(b_col + j) / 4] = Pack<A, 4>{{b_next[j], b_next[j + 1], b_next[j + 2], b_next[j + 3]}};
+      b_tile[buf][b_k][(b_col + j) / 4] = Vec<A, 4>{{b_next[j], b_next[j + 1], b_next[j + 2], b_next[j + 3]}};
     }
   };
 
@@ -137,8 +138,8 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
     if (more) load(k0 + kDepth);
 #pragma unroll
     for (int kk = 0; kk < kDepth; ++kk) {
-      const Pack<A, 4> a_lo = a_tile[buf][kk][ty], a_hi = a_tile[buf][kk][kHalfM / 4 + ty];
-      const Pack<A, 4> b_lo = b_tile[buf][kk][tx], b_hi = b_tile[buf][kk][kHalfN / 4 + tx];
+      const Vec<A, 4> a_lo = a_tile[buf][kk][ty], a_hi = a_tile[buf][kk][kHalfM / 4 + ty];
+      const Vec<A, 4> b_lo = b_tile[buf][kk][tx], b_hi = b_tile[buf][kk][kHalfN / 4 + tx];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const A a_i = i < 4 ? a_lo.v[i] : a_hi.v[i - 4];
@@ -161,11 +162,11 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
     for (int half = 0; half < 2; ++half) {
       const int64_t col = col0 + half * kHalfN + tx * 4;
       T* out = c + row * n + col;
-      Pack<T, 4> o;
+      Vec<T, 4> o;
 #pragma unroll
       for (int j = 0; j < 4; ++j) o.v[j] = from_acc<T>(sum[i][half * 4 + j]);
-      if (col + 3 < n && reinterpret_cast<uintptr_t>(out) % sizeof(o) == 0) {
-        *reinterpret_cast<Pack<T, 4>*>(out) = o;
+      if (col + 3 < n && reinterpret_cast<uintptr_t>(out) % alignof(Vec<T, 4>) == 0) {
+        *reinterpret_cast<Vec<T, 4>*>(out) = o;
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -188,8 +189,8 @@ cudaError_t matmul_cuda(const T* a, const T* b, T* c, int64_t m, int64_t n, int6
     err = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
   }
   if (err != cudaSuccess) return err;
-  const bool aligned = k % 4 == 0 && n % 4 == 0 && reinterpret_cast<uintptr_t>(a) % (4 * sizeof(T)) == 0 &&
-                       reinterpret_cast<uintptr_t>(b) % (4 * sizeof(T)) == 0;
+  const bool aligned = k % 4 == 0 && n % 4 == 0 && reinterpret_cast<uintptr_t>(a) % alignof(Vec<T, 4>) == 0 &&
+                       reinterpret_cast<uintptr_t>(b) % alignof(Vec<T, 4>) == 0;
   const int64_t col_tiles = (n + kTileN - 1) / kTileN;
   // 128-row tiles do the most work per element loaded, but only pay once they fill the
   // GPU several times over: with fewer, 64-row tiles keep more multiprocessors busy

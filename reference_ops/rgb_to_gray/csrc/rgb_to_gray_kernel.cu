@@ -48,8 +48,8 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
   return __float2bfloat16_rn(v);
 }
 
-// kVec elements that move as one unit on the vectorized path: one 16-byte load or store,
-// or several for the wider of an input and an output type of different sizes.
+// kVec elements that move as one unit: one load or store of up to 16 bytes, or several
+// 16-byte ones for a wider type (an output wider than its input, doubles in matmul).
 template <typename T, int kVec>
 struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
@@ -85,10 +85,10 @@ constexpr int kChannels = 3;
 // their outputs fill whole 16-byte vectors (16 for bytes, 8 for 16-bit, 4 for 32-bit
 // types). One pixel per thread would read kChannels single elements: 3-byte loads move
 // 56% of a device copy's bandwidth on an H200 for rgb_to_gray, 16 pixels per thread 104%.
+// The same count as an elementwise op's vector width.
 template <typename T>
 struct PixelGroup {
-  static constexpr int kSmaller = sizeof(T) < sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>);
-  static constexpr int kPixels = 16 / kSmaller;
+  static constexpr int kPixels = VecWidth<T>::value;
   static constexpr int kInVecs = kPixels * kChannels * sizeof(T) / 16;
   static constexpr int kOutVecs = kPixels * sizeof(Out<T>) / 16;
 };
@@ -104,6 +104,12 @@ union PixelsOut {
   uint4 vecs[PixelGroup<T>::kOutVecs];
   Out<T> elems[PixelGroup<T>::kPixels];
 };
+
+// One output from the kChannels elements of one pixel.
+template <typename T>
+__device__ __forceinline__ Out<T> pixel_out(const T* pixel) {
+  return from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));
+}
 
 // With `vectorized` (both pointers 16-byte aligned), pixels [0, n / kPixels * kPixels)
 // move kPixels at a time, the rest one at a time; without it, all one at a time.
@@ -123,8 +129,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
     for (int v = 0; v < G::kInVecs; ++v) in.vecs[v] = src[v];
 #pragma unroll
     for (int p = 0; p < G::kPixels; ++p) {
-      const T* pixel = in.elems + p * kChannels;
-      res.elems[p] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));
+      res.elems[p] = pixel_out(in.elems + p * kChannels);
     }
     uint4* dst = reinterpret_cast<uint4*>(out) + g * G::kOutVecs;
 #pragma unroll
@@ -132,8 +137,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
   }
 #pragma unroll 1
   for (int64_t i = groups * G::kPixels + first; i < n; i += stride) {
-    const T* pixel = img + i * kChannels;
-    out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));
+    out[i] = pixel_out(img + i * kChannels);
   }
 }
 
@@ -142,7 +146,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
 template <typename T>
 cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  constexpr int kVec = PixelGroup<T>::kPixels;
+  constexpr int kVec = VecWidth<T>::value;  // elements, or pixels, per thread
   const bool vectorized = is_aligned16(img) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
   forward_kernel<T><<<blocks, kThreads, 0, stream>>>(img, out, n, vectorized);
