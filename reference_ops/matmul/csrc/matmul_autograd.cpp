@@ -7,6 +7,7 @@
 // A file of its own because the autograd headers are heavy: it compiles beside the
 // kernels, and editing the glue in csrc/matmul.cpp does not recompile it.
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -48,8 +49,17 @@ class matmul_function : public torch::autograd::Function<matmul_function> {
     return {grad_a, grad_b};
   }
 };
-
 at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
+  // Nothing to record (no input requires grad, or grad mode is off): straight to the
+  // kernel, as torch's own ops do. Function::apply would build a node and throw it away,
+  // which took 0.75 us of a 2.6 us call on small CPU tensors. A forward-mode tangent
+  // goes to apply, whose error says forward AD is not implemented.
+  if (!torch::autograd::compute_requires_grad(a, b) &&
+      !a._fw_grad(/*level=*/0).defined() &&
+      !b._fw_grad(/*level=*/0).defined()) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_forward(a, b);
+  }
   return matmul_function::apply(a, b);
 }
 

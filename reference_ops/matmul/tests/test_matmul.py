@@ -135,6 +135,38 @@ def test_gradients_match_float64_reference(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
+    # The autograd kernel goes straight to the kernel when neither matrix requires grad or
+    # grad mode is off (what keeps small calls fast); whenever either one requires grad it
+    # must record the op, and that matrix's gradient must be right.
+    a, b = make_matrices(6, 5, 4, DTYPES[0], device)
+    out = matmul(a, b)
+    assert not out.requires_grad and out.grad_fn is None
+    grad = torch.randn_like(out)
+    x, y = a.clone().requires_grad_(), b.clone()
+    with torch.no_grad():
+        assert matmul(x, y).grad_fn is None
+    (grad_a,) = torch.autograd.grad(matmul(x, y), x, grad)
+    assert_is_the_product(grad_a, grad, b.t())
+    x, y = a.clone(), b.clone().requires_grad_()
+    (grad_b,) = torch.autograd.grad(matmul(x, y), y, grad)
+    assert_is_the_product(grad_b, a.t(), grad)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_forward_mode_ad_is_refused_not_dropped(device):
+    # There is no forward-mode formula: a dual input must raise, never give a result
+    # without its tangent.
+    import torch.autograd.forward_ad as forward_ad
+
+    a, b = make_matrices(3, 4, 2, DTYPES[0], device)
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(a, torch.ones_like(a))
+        with pytest.raises(RuntimeError, match="jvp is not implemented"):
+            matmul(dual, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_gradcheck(device):
     a, b = make_matrices(4, 6, 5, torch.float64, device, requires_grad=True)
     assert torch.autograd.gradcheck(matmul, (a, b))

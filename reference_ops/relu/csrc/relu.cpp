@@ -2,12 +2,13 @@
 // CPU; on CUDA it calls the launchers of csrc/relu_kernel.cu.
 //
 // Light ATen headers only (not torch/extension.h, not ATen/ops/*.h: outputs come from
-// Tensor::new_empty), so this file compiles in a few seconds.
+// at::detail::empty_cpu and empty_cuda), so this file compiles in a few seconds.
 // The op goes through the dispatcher (TORCH_LIBRARY), so it works with autograd,
 // torch.compile and every device that has a kernel registered below.
 #include <Python.h>
 
 #include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -21,6 +22,7 @@
 #include "relu_math.h"
 
 #ifdef WITH_CUDA
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -80,6 +82,16 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
   }
 }
 
+// A new contiguous tensor on like's device. at::detail::empty_cpu and empty_cuda allocate
+// directly; Tensor::new_empty goes through the dispatcher twice (new_empty, then empty),
+// which took a quarter of a microsecond of a 1.8 us call on small CPU tensors.
+at::Tensor new_tensor(const at::Tensor& like, at::IntArrayRef sizes, at::ScalarType dtype) {
+#ifdef WITH_CUDA
+  if (like.is_cuda()) return at::detail::empty_cuda(sizes, dtype, like.device(), std::nullopt);
+#endif
+  return at::detail::empty_cpu(sizes, dtype, /*pin_memory=*/false, std::nullopt);
+}
+
 #ifdef WITH_CUDA
 // c10::Half and c10::BFloat16 have the layouts of __half and __nv_bfloat16, so tensor
 // data can be handed to the kernels as the CUDA types.
@@ -114,7 +126,7 @@ at::Tensor forward_cpu(const at::Tensor& x) {
   check_tensors("relu", {{"x", x}});
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
   const at::Tensor x_c = x.contiguous();
-  at::Tensor out = x.new_empty(x.sizes());
+  at::Tensor out = new_tensor(x, x.sizes(), x.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
     using out_t = scalar_t;
@@ -136,7 +148,7 @@ at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x) {
   check_tensors("relu_backward", {{"grad", grad}, {"x", x}});
   const at::Tensor grad_c = grad.contiguous();
   const at::Tensor x_c = x.contiguous();
-  at::Tensor grad_x = grad.new_empty(grad.sizes());
+  at::Tensor grad_x = new_tensor(grad, grad.sizes(), grad.scalar_type());
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
     using acc_t = at::opmath_type<scalar_t>;
@@ -160,7 +172,7 @@ at::Tensor forward_cuda_impl(const at::Tensor& x) {
   const c10::cuda::CUDAGuard device_guard(x.device());
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
   const at::Tensor x_c = x.contiguous();
-  at::Tensor out = x.new_empty(x.sizes());
+  at::Tensor out = new_tensor(x, x.sizes(), x.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
@@ -177,7 +189,7 @@ at::Tensor backward_cuda_impl(const at::Tensor& grad, const at::Tensor& x) {
   const c10::cuda::CUDAGuard device_guard(grad.device());
   const at::Tensor grad_c = grad.contiguous();
   const at::Tensor x_c = x.contiguous();
-  at::Tensor grad_x = grad.new_empty(grad.sizes());
+  at::Tensor grad_x = new_tensor(grad, grad.sizes(), grad.scalar_type());
   const int64_t n = grad.numel();
   if (n == 0) return grad_x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();

@@ -55,14 +55,6 @@ struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
 };
 
-// Elements per vector: enough to fill 16 bytes of the narrower type, so that every load
-// and store is at least 16 bytes wide. (Sized by the wider type instead, uint16 -> float32
-// moved 8-byte loads and ran at 53% of a device copy's bandwidth on an H200.)
-template <typename T>
-struct VecWidth {
-  static constexpr int value = 16 / (sizeof(T) < sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
-};
-
 constexpr int kThreads = 256;
 // Blocks for a one-dimensional grid: gridDim.x's limit. Past it (2^39 vectors), the
 // grid-stride loops below take over.
@@ -78,31 +70,48 @@ int num_blocks(int64_t work_items) {
   const int64_t wanted = (work_items + kThreads - 1) / kThreads;
   return int(wanted < 1 ? 1 : (wanted < kMostBlocks ? wanted : kMostBlocks));
 }
+
+// Work items (vectors, pixel groups) per thread on the vectorized path, kThreads apart so
+// that each load and store is one contiguous access of the whole warp: two where the
+// input is narrower than the output, whose loads are then narrower than 16 bytes; with
+// two in flight, uint8 -> float32 moved 95.5% of a device copy's bandwidth on an H200,
+// with one 90% (reference_ops/perf/NOTES.md).
+template <typename T>
+struct ItemsPerThread {
+  static constexpr int value = sizeof(T) < sizeof(Out<T>) ? 2 : 1;
+};
 // The channels of a pixel are contiguous: pixel i holds img[i * kChannels + c].
 constexpr int kChannels = 3;
 
-// Pixels per thread on the vectorized path: enough that both the pixels' channels and
-// their outputs fill whole 16-byte vectors (16 for bytes, 8 for 16-bit, 4 for 32-bit
-// types). One pixel per thread would read kChannels single elements: 3-byte loads move
-// 56% of a device copy's bandwidth on an H200 for rgb_to_gray, 16 pixels per thread 104%.
-// The same count as an elementwise op's vector width.
+// The widest load (16, 8, 4, 2 or 1 bytes) that divides `bytes`, and a type of that size.
+constexpr int widest_load(int bytes) {
+  return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
+}
+template <int kBytes>
+using Bytes = std::conditional_t<kBytes == 16, uint4, std::conditional_t<kBytes == 8, uint2,
+              std::conditional_t<kBytes == 4, uint32_t, std::conditional_t<kBytes == 2, uint16_t, uint8_t>>>>;
+
+// Pixels per group, the vectorized path's unit of work: as many as 16 bytes of the wider
+// of the input and output types hold, so that a group's outputs are one store of up to 16
+// bytes (16 pixels for bytes, 8 for 16-bit, 4 for 32-bit types). A group's input,
+// kChannels times as many elements, loads in the widest pieces that divide it (three
+// 16-byte loads for 16 RGB bytes). One pixel per thread would read kChannels single
+// elements: 56% of a device copy's bandwidth on an H200 for rgb_to_gray, 16 pixels per
+// thread 104%. Groups sized by the narrower type made a uint8 -> float32 op store four
+// 16-byte vectors per thread, 64 bytes apart across a warp: 57% of a copy.
 template <typename T>
 struct PixelGroup {
-  static constexpr int kPixels = VecWidth<T>::value;
-  static constexpr int kInVecs = kPixels * kChannels * sizeof(T) / 16;
-  static constexpr int kOutVecs = kPixels * sizeof(Out<T>) / 16;
+  static constexpr int kPixels = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
+  static constexpr int kInBytes = kPixels * kChannels * sizeof(T);
+  using InPiece = Bytes<widest_load(kInBytes)>;
+  static constexpr int kInPieces = kInBytes / sizeof(InPiece);
 };
 
-// A group's inputs and outputs as 16-byte vectors and as elements.
+// A group's input as load-sized pieces and as elements.
 template <typename T>
 union PixelsIn {
-  uint4 vecs[PixelGroup<T>::kInVecs];
+  typename PixelGroup<T>::InPiece pieces[PixelGroup<T>::kInPieces];
   T elems[PixelGroup<T>::kPixels * kChannels];
-};
-template <typename T>
-union PixelsOut {
-  uint4 vecs[PixelGroup<T>::kOutVecs];
-  Out<T> elems[PixelGroup<T>::kPixels];
 };
 
 // One output from the kChannels elements of one pixel.
@@ -117,24 +126,39 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) forward_kernel(
     const T* __restrict__ img, Out<T>* __restrict__ out, int64_t n, bool vectorized) {
   using G = PixelGroup<T>;
+  using Piece = typename G::InPiece;
+  using VOut = Vec<Out<T>, G::kPixels>;
+  constexpr int kPer = ItemsPerThread<T>::value;
   const int64_t groups = vectorized ? n / G::kPixels : 0;
+  const int64_t block_groups = int64_t(kThreads) * kPer;  // groups per block and pass
+#pragma unroll 1  // no trip-count division: one pass per thread is the common case
+  for (int64_t first = blockIdx.x * block_groups + threadIdx.x; first < groups; first += gridDim.x * block_groups) {
+    // Every load before the first use: kPer groups in flight.
+    PixelsIn<T> in[kPer];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int64_t g = first + u * kThreads;
+      if (g < groups) {
+        const Piece* src = reinterpret_cast<const Piece*>(img) + g * G::kInPieces;
+#pragma unroll
+        for (int v = 0; v < G::kInPieces; ++v) in[u].pieces[v] = src[v];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int64_t g = first + u * kThreads;
+      if (g < groups) {
+        VOut res;
+#pragma unroll
+        for (int p = 0; p < G::kPixels; ++p) {
+          res.v[p] = pixel_out(in[u].elems + p * kChannels);
+        }
+        reinterpret_cast<VOut*>(out)[g] = res;
+      }
+    }
+  }
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-#pragma unroll 1  // no trip-count division: one pass per thread is the common case
-  for (int64_t g = first; g < groups; g += stride) {
-    PixelsIn<T> in;
-    PixelsOut<T> res;
-    const uint4* src = reinterpret_cast<const uint4*>(img) + g * G::kInVecs;
-#pragma unroll
-    for (int v = 0; v < G::kInVecs; ++v) in.vecs[v] = src[v];
-#pragma unroll
-    for (int p = 0; p < G::kPixels; ++p) {
-      res.elems[p] = pixel_out(in.elems + p * kChannels);
-    }
-    uint4* dst = reinterpret_cast<uint4*>(out) + g * G::kOutVecs;
-#pragma unroll
-    for (int v = 0; v < G::kOutVecs; ++v) dst[v] = res.vecs[v];
-  }
 #pragma unroll 1
   for (int64_t i = groups * G::kPixels + first; i < n; i += stride) {
     out[i] = pixel_out(img + i * kChannels);
@@ -146,9 +170,10 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
 template <typename T>
 cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  constexpr int kVec = VecWidth<T>::value;  // elements, or pixels, per thread
+  // Elements (or pixels) per thread on the vectorized path.
+  constexpr int kPerThread = PixelGroup<T>::kPixels * ItemsPerThread<T>::value;
   const bool vectorized = is_aligned16(img) && is_aligned16(out);
-  const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
+  const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);
   forward_kernel<T><<<blocks, kThreads, 0, stream>>>(img, out, n, vectorized);
   return cudaGetLastError();
 }

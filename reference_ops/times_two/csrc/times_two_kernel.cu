@@ -55,14 +55,6 @@ struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
 };
 
-// Elements per vector: enough to fill 16 bytes of the narrower type, so that every load
-// and store is at least 16 bytes wide. (Sized by the wider type instead, uint16 -> float32
-// moved 8-byte loads and ran at 53% of a device copy's bandwidth on an H200.)
-template <typename T>
-struct VecWidth {
-  static constexpr int value = 16 / (sizeof(T) < sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
-};
-
 constexpr int kThreads = 256;
 // Blocks for a one-dimensional grid: gridDim.x's limit. Past it (2^39 vectors), the
 // grid-stride loops below take over.
@@ -78,6 +70,27 @@ int num_blocks(int64_t work_items) {
   const int64_t wanted = (work_items + kThreads - 1) / kThreads;
   return int(wanted < 1 ? 1 : (wanted < kMostBlocks ? wanted : kMostBlocks));
 }
+
+// Work items (vectors, pixel groups) per thread on the vectorized path, kThreads apart so
+// that each load and store is one contiguous access of the whole warp: two where the
+// input is narrower than the output, whose loads are then narrower than 16 bytes; with
+// two in flight, uint8 -> float32 moved 95.5% of a device copy's bandwidth on an H200,
+// with one 90% (reference_ops/perf/NOTES.md).
+template <typename T>
+struct ItemsPerThread {
+  static constexpr int value = sizeof(T) < sizeof(Out<T>) ? 2 : 1;
+};
+// Elements per thread on the vectorized path: 16 bytes of the wider of the input and
+// output types, so that each thread stores at most one 16-byte vector and a warp's store
+// covers whole 32-byte sectors. Sized by the narrower type instead (uint16 -> float32:
+// one 16-byte load, two 16-byte stores), each store instruction of a warp wrote half of
+// 32 sectors and normalize_volume moved 64% of a device copy's bandwidth on an H200, 76%
+// with the division taken out; sized by the wider, 97% (reference_ops/perf/NOTES.md).
+template <typename T>
+struct VecWidth {
+  static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
+};
+
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time
@@ -86,23 +99,39 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ x, Out<T>* __restrict__ out, int64_t n,
     bool vectorized) {
   constexpr int kVec = VecWidth<T>::value;
+  constexpr int kPer = ItemsPerThread<T>::value;
   using V = Vec<T, kVec>;
   using VOut = Vec<Out<T>, kVec>;
   const int64_t n_vec = vectorized ? n / kVec : 0;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t block_vecs = int64_t(kThreads) * kPer;  // vectors per block and pass
   // unroll 1: an unrolled grid-stride loop starts with a 64-bit division for its trip
   // count, paid per thread; one pass per thread is the common case here.
 #pragma unroll 1
-  for (int64_t i = first; i < n_vec; i += stride) {
-    const V x_v = reinterpret_cast<const V*>(x)[i];
-    VOut out_v;
+  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec; first += gridDim.x * block_vecs) {
+    // Every load before the first use: kPer loads in flight.
+    V x_v[kPer];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x_v.v[k])));
+    for (int u = 0; u < kPer; ++u) {
+      const int64_t i = first + u * kThreads;
+      if (i < n_vec) {
+        x_v[u] = reinterpret_cast<const V*>(x)[i];
+      }
     }
-    reinterpret_cast<VOut*>(out)[i] = out_v;
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const int64_t i = first + u * kThreads;
+      if (i < n_vec) {
+        VOut out_v;
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) {
+          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x_v[u].v[k])));
+        }
+        reinterpret_cast<VOut*>(out)[i] = out_v;
+      }
+    }
   }
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 #pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x[i])));
@@ -138,9 +167,10 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
 template <typename T>
 cudaError_t forward_cuda(const T* x, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  constexpr int kVec = VecWidth<T>::value;  // elements, or pixels, per thread
+  // Elements (or pixels) per thread on the vectorized path.
+  constexpr int kPerThread = VecWidth<T>::value * ItemsPerThread<T>::value;
   const bool vectorized = is_aligned16(x) && is_aligned16(out);
-  const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
+  const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);
   forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, out, n, vectorized);
   return cudaGetLastError();
 }

@@ -2,12 +2,13 @@
 // CPU; on CUDA it calls the launchers of csrc/vector_add_kernel.cu.
 //
 // Light ATen headers only (not torch/extension.h, not ATen/ops/*.h: outputs come from
-// Tensor::new_empty), so this file compiles in a few seconds.
+// at::detail::empty_cpu and empty_cuda), so this file compiles in a few seconds.
 // The op goes through the dispatcher (TORCH_LIBRARY), so it works with autograd,
 // torch.compile and every device that has a kernel registered below.
 #include <Python.h>
 
 #include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -21,6 +22,7 @@
 #include "vector_add_math.h"
 
 #ifdef WITH_CUDA
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -80,6 +82,16 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
   }
 }
 
+// A new contiguous tensor on like's device. at::detail::empty_cpu and empty_cuda allocate
+// directly; Tensor::new_empty goes through the dispatcher twice (new_empty, then empty),
+// which took a quarter of a microsecond of a 1.8 us call on small CPU tensors.
+at::Tensor new_tensor(const at::Tensor& like, at::IntArrayRef sizes, at::ScalarType dtype) {
+#ifdef WITH_CUDA
+  if (like.is_cuda()) return at::detail::empty_cuda(sizes, dtype, like.device(), std::nullopt);
+#endif
+  return at::detail::empty_cpu(sizes, dtype, /*pin_memory=*/false, std::nullopt);
+}
+
 #ifdef WITH_CUDA
 // c10::Half and c10::BFloat16 have the layouts of __half and __nv_bfloat16, so tensor
 // data can be handed to the kernels as the CUDA types.
@@ -115,7 +127,7 @@ at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
   const at::Tensor a_c = a.contiguous();
   const at::Tensor b_c = b.contiguous();
-  at::Tensor out = a.new_empty(a.sizes());
+  at::Tensor out = new_tensor(a, a.sizes(), a.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(a.scalar_type(), "vector_add_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
     using out_t = scalar_t;
@@ -137,8 +149,8 @@ at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
 std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad) {
   check_tensors("vector_add_backward", {{"grad", grad}});
   const at::Tensor grad_c = grad.contiguous();
-  at::Tensor grad_a = grad.new_empty(grad.sizes());
-  at::Tensor grad_b = grad.new_empty(grad.sizes());
+  at::Tensor grad_a = new_tensor(grad, grad.sizes(), grad.scalar_type());
+  at::Tensor grad_b = new_tensor(grad, grad.sizes(), grad.scalar_type());
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "vector_add_backward_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
     using acc_t = at::opmath_type<scalar_t>;
@@ -164,7 +176,7 @@ at::Tensor forward_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
   const at::Tensor a_c = a.contiguous();
   const at::Tensor b_c = b.contiguous();
-  at::Tensor out = a.new_empty(a.sizes());
+  at::Tensor out = new_tensor(a, a.sizes(), a.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
@@ -180,8 +192,8 @@ std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad) {
   check_tensors("vector_add_backward", {{"grad", grad}});
   const c10::cuda::CUDAGuard device_guard(grad.device());
   const at::Tensor grad_c = grad.contiguous();
-  at::Tensor grad_a = grad.new_empty(grad.sizes());
-  at::Tensor grad_b = grad.new_empty(grad.sizes());
+  at::Tensor grad_a = new_tensor(grad, grad.sizes(), grad.scalar_type());
+  at::Tensor grad_b = new_tensor(grad, grad.sizes(), grad.scalar_type());
   const int64_t n = grad.numel();
   if (n == 0) return {grad_a, grad_b};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();

@@ -218,6 +218,40 @@ def test_backward_with_a_non_contiguous_gradient(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
+    # The autograd kernel goes straight to the kernel when no input requires grad or grad
+    # mode is off (what keeps small calls fast); whenever any one input requires grad it
+    # must record the op, and that input's gradient must be right.
+    plain = make_inputs((4, 6), DTYPES[0], device)
+    out = vector_add(**plain, **SCALARS)
+    assert not out.requires_grad and out.grad_fn is None
+    for name in GRAD_ARGS:
+        inputs = {k: v.detach().requires_grad_(k == name) for k, v in plain.items()}
+        with torch.no_grad():
+            assert vector_add(**inputs, **SCALARS).grad_fn is None
+        out = vector_add(**inputs, **SCALARS)
+        assert out.requires_grad and out.grad_fn is not None, name
+        (actual,) = torch.autograd.grad(out.sum(), inputs[name])
+        inputs64 = {k: v.detach().double().requires_grad_(k == name) for k, v in inputs.items()}
+        (expected,) = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[name])
+        torch.testing.assert_close(actual.double(), expected, **TOLERANCES[DTYPES[0]])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_forward_mode_ad_is_refused_not_dropped(device):
+    # There is no forward-mode formula: a dual input must raise, never give a result
+    # without its tangent.
+    import torch.autograd.forward_ad as forward_ad
+
+    inputs = make_inputs((5,), DTYPES[0], device)
+    first = GRAD_ARGS[0]
+    with forward_ad.dual_level():
+        inputs[first] = forward_ad.make_dual(inputs[first], torch.ones_like(inputs[first]))
+        with pytest.raises(RuntimeError, match="jvp is not implemented"):
+            vector_add(**inputs, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_gradcheck(device):
     # The backward kernels against finite differences of the forward kernels, in float64.
     inputs = make_inputs((4, 5), torch.float64, device, requires_grad=True)
