@@ -30,8 +30,11 @@ TOLERANCES = {
     torch.float16: 2e-3,
     torch.bfloat16: 1.6e-2,
 }
-# (M, K, N): tile multiples, one element, and sizes that no tile divides.
-SHAPES = [(1, 1, 1), (64, 64, 64), (33, 65, 17), (128, 7, 129), (5, 300, 3), (200, 100, 150)]
+# (M, K, N): tile multiples, one element, and sizes that no tile divides; the last three
+# have K and N multiples of 8, which the half types compute on tensor cores (compute
+# capability 8.0 and up), the others on CUDA cores.
+SHAPES = [(1, 1, 1), (64, 64, 64), (33, 65, 17), (128, 7, 129), (5, 300, 3), (200, 100, 150),
+          (1, 8, 8), (33, 40, 24), (130, 264, 136)]
 
 
 def make_matrices(m, k, n, dtype, device, requires_grad=False) -> tuple[Tensor, Tensor]:
@@ -233,8 +236,10 @@ def test_cuda_kernels_were_built():
 
 @needs_cuda
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_large_matrices_on_cuda(dtype):
-    a, b = make_matrices(1031, 1025, 1029, dtype, "cuda")
+@pytest.mark.parametrize("shape", [(1031, 1025, 1029), (1031, 1032, 1040)], ids=str)
+def test_large_matrices_on_cuda(dtype, shape):
+    # The second shape takes the tensor-core kernel for the half types.
+    a, b = make_matrices(*shape, dtype, "cuda")
     assert_is_the_product(matmul(a, b), a, b)
 
 
