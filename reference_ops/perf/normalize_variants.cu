@@ -19,37 +19,12 @@
 #include <functional>
 #include <vector>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t err_ = (call);                                                        \
-    if (err_ != cudaSuccess) {                                                        \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));        \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "bench_common.cuh"
 
 static int g_sms = 0;
 
-float median_ms(const std::function<void()>& fn, int reps = 50) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; ++i) fn();
-  CHECK(cudaGetLastError());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a));
-    fn();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+// The median of a launch's times over 50 runs.
+float median_ms(const std::function<void()>& fn) { return median_ms(fn, 50); }
 
 template <typename In>
 __global__ void fill(In* p, int64_t n) {
