@@ -388,12 +388,16 @@ cudaError_t matmul_cuda(const T* a, const T* b, T* c, int64_t m, int64_t n, int6
   }
   const bool aligned = k % 4 == 0 && n % 4 == 0 && reinterpret_cast<uintptr_t>(a) % alignof(Vec<T, 4>) == 0 &&
                        reinterpret_cast<uintptr_t>(b) % alignof(Vec<T, 4>) == 0;
-  // 128-row tiles do the most work per element loaded, but only pay once they fill the
-  // GPU several times over: with fewer, 64-row tiles keep more multiprocessors busy
-  // (H200: 128 rows reach 82% of cuBLAS at 4096³; 64 rows 92% at 1024³ and 85% at
-  // 4099×1027×2053, where 128 rows reach 58% and 70%).
-  const int64_t big_tiles = ((n + kTileN - 1) / kTileN) * ((m + 127) / 128);
-  const bool big = big_tiles >= 6 * int64_t(multiprocessors);
+  // The tile height by rounds of blocks: about two blocks of either kind run on a
+  // multiprocessor at once, and a 128-row block takes about as long as two 64-row ones,
+  // while moving fewer bytes per product. So 128 rows unless 64-row blocks finish in
+  // fewer rounds. On an H200 against cuBLAS (reference_ops/perf/NOTES.md), 128 rows
+  // against 64: 1024³ 58% / 93%, 2048³ 82 / 52, 3072³ 84 / 88, 4096³ 82 / 70,
+  // 4099×1027×2053 70 / 86, 1000³ 44 / 69: this rule picks the faster at each.
+  const int64_t slots = 2 * int64_t(multiprocessors), col_tiles = (n + kTileN - 1) / kTileN;
+  const int64_t rounds_128 = (col_tiles * ((m + 127) / 128) + slots - 1) / slots;
+  const int64_t rounds_64 = (col_tiles * ((m + 63) / 64) + slots - 1) / slots;
+  const bool big = 2 * rounds_128 <= rounds_64;
   return big ? launch(matmul_kernel<T, 16>, 256, 128, kTileN, aligned)
              : launch(matmul_kernel<T, 8>, 128, 64, kTileN, aligned);
 }
