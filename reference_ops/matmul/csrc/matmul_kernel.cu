@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <cuda_pipeline.h>
 #include <mma.h>
 
 #include <atomic>
@@ -183,13 +184,14 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
 
 // float16 and bfloat16 on tensor cores (compute capability 8.0 and up): nvcuda::wmma
 // 16×16×16 products of half fragments, accumulated in float, as the CUDA-core kernel
-// accumulates. (On CUDA cores alone, the half types ran at 4-6% of cuBLAS on an H200.)
-// A block of kWarpsM × 4 warps computes a (64·kWarpsM)×128 tile of C, each warp a 64×32
-// piece (4×2 fragments), stepping over K kTcDepth at a time through two shared-memory
-// buffers that registers fill as in matmul_kernel: the next step's 16-byte loads are
-// issued before the current step's products, one barrier per step. It takes K and N that
-// are multiples of 8 and 16-byte aligned matrices, so that each 8-element vector is
-// wholly inside or outside the matrix (outside loads as zeros); other shapes go to the
+// accumulates. On an H200, float16 at 4096³: 46% of cuBLAS; with 64×32 warp pieces and
+// loads staged through registers 22%; on CUDA cores alone 4% (reference_ops/perf/NOTES.md).
+// A block of kTileM / 32 warps computes a kTileM×128 tile of C, each warp a 64×64 piece
+// (4×4 fragments: 16 products for every 8 fragment loads), stepping over K 32 at a time
+// through two shared-memory buffers that cp.async fills directly from global memory, the
+// next step's copies in flight while the current step's products run. It takes K and N
+// that are multiples of 8 and 16-byte aligned matrices, so that each 8-element vector is
+// wholly inside or outside the matrix (outside fills with zeros); other shapes go to the
 // CUDA-core kernel. C leaves through a 16×16 float scratch per warp, converted and
 // bounds-checked, so any M works.
 namespace wmma = nvcuda::wmma;
@@ -202,121 +204,105 @@ struct IsHalfType<__half> : std::true_type {};
 template <>
 struct IsHalfType<__nv_bfloat16> : std::true_type {};
 
-// At most 128 registers a thread, so that two 256-thread blocks (four of 128) share a
-// multiprocessor: on an H200 that beat one block with 163 registers and no spills (bfloat16
-// at 4096³: 125 against 73 TFLOP/s; float16, which fit 128 already, 142 against 140),
-// though ptxas now spills 16-56 bytes for sm_90 (up to 140 for sm_80).
-template <typename T, int kWarpsM>
-__global__ void __launch_bounds__(128 * kWarpsM, 4 / kWarpsM) matmul_tc_kernel(
+template <typename T, int kTileM>
+__global__ void __launch_bounds__(kTileM) matmul_tc_kernel(
     const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t m, int64_t n,
     int64_t k, bool /*aligned: always, see matmul_cuda*/) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int kThreads = 128 * kWarpsM, kTileM = 64 * kWarpsM, kTcDepth = 32;
+  constexpr int kThreads = kTileM, kDepth = 32;
   // Padding per shared-memory row, in elements: 16 bytes, so that the rows a fragment load
   // reads start in different banks.
-  constexpr int kTcPad = 8;
-  constexpr int kVec = 8;  // elements per 16-byte load
-  using V = Vec<T, kVec>;
-  constexpr int kAVecsPerRow = kTcDepth / kVec, kBVecsPerRow = kTcTileN / kVec;
-  constexpr int kALoads = kTileM * kAVecsPerRow / kThreads;  // 16-byte loads per thread and step
-  constexpr int kBLoads = kTcDepth * kBVecsPerRow / kThreads;
-  static_assert(kALoads * kThreads == kTileM * kAVecsPerRow && kBLoads * kThreads == kTcDepth * kBVecsPerRow,
-                "the threads load whole tiles");
-  __shared__ __align__(32) T a_tile[2][kTileM][kTcDepth + kTcPad];
-  __shared__ __align__(32) T b_tile[2][kTcDepth][kTcTileN + kTcPad];
-  __shared__ __align__(32) float scratch[kWarpsM * 4][16][16];
+  constexpr int kPad = 8;
+  constexpr int kVec = 8;  // elements per 16-byte copy
+  constexpr int kALd = kDepth + kPad, kBLd = kTcTileN + kPad;
+  constexpr int kAVecsPerRow = kDepth / kVec, kBVecsPerRow = kTcTileN / kVec;
+  constexpr int kACopies = kTileM * kAVecsPerRow / kThreads;  // per thread and step
+  constexpr int kBCopies = kDepth * kBVecsPerRow / kThreads;
+  static_assert(kACopies * kThreads == kTileM * kAVecsPerRow && kBCopies * kThreads == kDepth * kBVecsPerRow,
+                "the threads copy whole tiles");
+  __shared__ __align__(128) T a_tile[2][kTileM][kALd];
+  __shared__ __align__(128) T b_tile[2][kDepth][kBLd];
+  static_assert(sizeof(a_tile) >= kThreads / 32 * 256 * sizeof(float), "a_tile holds the scratch");
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
-  const int warp_m = warp / 4, warp_n = warp % 4;
+  const int warp_m = warp / 2, warp_n = warp % 2;  // the warp's 64×64 piece
   const int64_t row0 = int64_t(blockIdx.y) * kTileM, col0 = int64_t(blockIdx.x) * kTcTileN;
-  V zeros;
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) zeros.v[e] = from_acc<T>(0.0f);
 
-  V a_next[kALoads], b_next[kBLoads];
-  auto load = [&](int64_t k0) {
+  // Copies step k0's tiles into buffer buf, asynchronously; vectors outside the matrices
+  // read nothing and fill with zeros.
+  auto copy_step = [&](int buf, int64_t k0) {
 #pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
+    for (int i = 0; i < kACopies; ++i) {
       const int v = t + i * kThreads, r = v / kAVecsPerRow, col = (v % kAVecsPerRow) * kVec;
       const bool in = row0 + r < m && k0 + col < k;
-      a_next[i] = in ? *reinterpret_cast<const V*>(a + (row0 + r) * k + k0 + col) : zeros;
+      __pipeline_memcpy_async(&a_tile[buf][r][col], in ? a + (row0 + r) * k + k0 + col : a, 16, in ? 0 : 16);
     }
 #pragma unroll
-    for (int i = 0; i < kBLoads; ++i) {
+    for (int i = 0; i < kBCopies; ++i) {
       const int v = t + i * kThreads, r = v / kBVecsPerRow, col = (v % kBVecsPerRow) * kVec;
       const bool in = k0 + r < k && col0 + col < n;
-      b_next[i] = in ? *reinterpret_cast<const V*>(b + (k0 + r) * n + col0 + col) : zeros;
+      __pipeline_memcpy_async(&b_tile[buf][r][col], in ? b + (k0 + r) * n + col0 + col : b, 16, in ? 0 : 16);
     }
-  };
-  auto store = [&](int buf) {
-#pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      const int v = t + i * kThreads;
-      *reinterpret_cast<V*>(&a_tile[buf][v / kAVecsPerRow][(v % kAVecsPerRow) * kVec]) = a_next[i];
-    }
-#pragma unroll
-    for (int i = 0; i < kBLoads; ++i) {
-      const int v = t + i * kThreads;
-      *reinterpret_cast<V*>(&b_tile[buf][v / kBVecsPerRow][(v % kBVecsPerRow) * kVec]) = b_next[i];
-    }
+    __pipeline_commit();
   };
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> sum[4][2];
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> sum[4][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
 #pragma unroll
-    for (int j = 0; j < 2; ++j) wmma::fill_fragment(sum[i][j], 0.0f);
+    for (int j = 0; j < 4; ++j) wmma::fill_fragment(sum[i][j], 0.0f);
   }
-  load(0);
-  store(0);
-  __syncthreads();
+  copy_step(0, 0);
   int buf = 0;
-  for (int64_t k0 = 0; k0 < k; k0 += kTcDepth) {
-    const bool more = k0 + kTcDepth < k;
-    if (more) load(k0 + kTcDepth);
+  for (int64_t k0 = 0; k0 < k; k0 += kDepth, buf ^= 1) {
+    // The other buffer was last read before the barrier that ended the previous step.
+    if (k0 + kDepth < k) {
+      copy_step(buf ^ 1, k0 + kDepth);
+      __pipeline_wait_prior(1);  // this step's copies have landed, the next one's may not
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < kTcDepth; kk += 16) {
+    for (int kk = 0; kk < kDepth; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a_frag[4];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b_frag[2];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b_frag[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        wmma::load_matrix_sync(a_frag[i], &a_tile[buf][warp_m * 64 + i * 16][kk], kTcDepth + kTcPad);
-      }
+      for (int i = 0; i < 4; ++i) wmma::load_matrix_sync(a_frag[i], &a_tile[buf][warp_m * 64 + i * 16][kk], kALd);
 #pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        wmma::load_matrix_sync(b_frag[j], &b_tile[buf][kk][warp_n * 32 + j * 16], kTcTileN + kTcPad);
-      }
+      for (int j = 0; j < 4; ++j) wmma::load_matrix_sync(b_frag[j], &b_tile[buf][kk][warp_n * 64 + j * 16], kBLd);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
 #pragma unroll
-        for (int j = 0; j < 2; ++j) wmma::mma_sync(sum[i][j], a_frag[i], b_frag[j], sum[i][j]);
+        for (int j = 0; j < 4; ++j) wmma::mma_sync(sum[i][j], a_frag[i], b_frag[j], sum[i][j]);
       }
     }
-    if (more) {
-      store(buf ^ 1);
-      __syncthreads();
-      buf ^= 1;
-    }
+    __syncthreads();
   }
+  // With K = 0 the first copies were never waited for: they must land before a_tile
+  // becomes the scratch below.
+  __pipeline_wait_prior(0);
+  __syncthreads();
 
-  // Each fragment through the warp's scratch: lane l writes 8 consecutive elements of row
-  // l / 2, one 16-byte store where they are in range and aligned.
-  float(*tile)[16] = scratch[warp];
+  // Each fragment through the warp's scratch (in a_tile, free now): lane l writes 8
+  // consecutive elements of row l / 2, one 16-byte store where they are in range and
+  // aligned.
+  float(*tile)[16] = reinterpret_cast<float(*)[16]>(&a_tile[0][0][0]) + warp * 16;
   const int r = lane / 2, col8 = (lane % 2) * 8;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
+    for (int j = 0; j < 4; ++j) {
       wmma::store_matrix_sync(&tile[0][0], sum[i][j], 16, wmma::mem_row_major);
       __syncwarp();
       const int64_t row = row0 + warp_m * 64 + i * 16 + r;
-      const int64_t col = col0 + warp_n * 32 + j * 16 + col8;
+      const int64_t col = col0 + warp_n * 64 + j * 16 + col8;
       if (row < m) {
-        V o;
+        Vec<T, kVec> o;
 #pragma unroll
         for (int e = 0; e < kVec; ++e) o.v[e] = from_acc<T>(tile[r][col8 + e]);
         T* out = c + row * n + col;
         if (col + kVec <= n && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
-          *reinterpret_cast<V*>(out) = o;
+          *reinterpret_cast<Vec<T, kVec>*>(out) = o;
         } else {
 #pragma unroll
           for (int e = 0; e < kVec; ++e) {
@@ -337,19 +323,33 @@ __global__ void __launch_bounds__(128 * kWarpsM, 4 / kWarpsM) matmul_tc_kernel(
 // Whether matmul_tc_kernel<T> runs on `device` with the tensor-core body: its code was
 // generated for compute capability 8.0 or later (a build for 7.5 only, or PTX for 7.5
 // that the driver compiles for a newer GPU, has the trapping body). Asked once per device.
-template <typename T, int kWarpsM>
+template <typename T, int kTileM>
 bool tensor_cores_compiled_in(int device) {
   constexpr int kDevices = 64;
   static std::atomic<int> known[kDevices];  // 0 unknown, 1 no, 2 yes
   if (device >= 0 && device < kDevices && known[device].load() != 0) return known[device].load() == 2;
   cudaFuncAttributes attributes;
-  const cudaError_t err = cudaFuncGetAttributes(&attributes, matmul_tc_kernel<T, kWarpsM>);
+  const cudaError_t err = cudaFuncGetAttributes(&attributes, matmul_tc_kernel<T, kTileM>);
   if (err != cudaSuccess) cudaGetLastError();  // no kernel image: the CUDA-core path reports it
   const bool yes = err == cudaSuccess && attributes.ptxVersion >= 80;
   if (device >= 0 && device < kDevices) known[device].store(yes ? 2 : 1);
   return yes;
 }
 
+
+// Whether 128-row tiles (else 64-row ones) compute an m×n product faster, by rounds of
+// blocks: about two blocks of either kind run on a multiprocessor at once, and a 128-row
+// block takes about as long as two 64-row ones while moving fewer bytes per product. So
+// 128 rows unless 64-row blocks finish in fewer rounds. On an H200 against cuBLAS, float32
+// (reference_ops/perf/NOTES.md), 128 rows against 64: 1024³ 58% / 93%, 2048³ 82 / 52,
+// 3072³ 84 / 88, 4096³ 82 / 70, 4099×1027×2053 70 / 86, 1000³ 44 / 69: this picks the
+// faster at each. The tensor-core kernel's tiles follow the same rule.
+bool use_128_row_tiles(int64_t m, int64_t n, int multiprocessors) {
+  const int64_t slots = 2 * int64_t(multiprocessors), col_tiles = (n + 127) / 128;
+  const int64_t rounds_128 = (col_tiles * ((m + 127) / 128) + slots - 1) / slots;
+  const int64_t rounds_64 = (col_tiles * ((m + 63) / 64) + slots - 1) / slots;
+  return 2 * rounds_128 <= rounds_64;
+}
 
 }  // namespace
 
@@ -376,28 +376,17 @@ cudaError_t matmul_cuda(const T* a, const T* b, T* c, int64_t m, int64_t n, int6
     return cudaSuccess;
   };
   if constexpr (IsHalfType<T>::value) {
-    // 128-row tiles once they fill every multiprocessor twice (two blocks fit on one),
-    // else 64-row tiles.
-    const bool big = ((n + kTcTileN - 1) / kTcTileN) * ((m + 127) / 128) >= 2 * int64_t(multiprocessors);
     const bool vectors = k % 8 == 0 && n % 8 == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0 &&
                          reinterpret_cast<uintptr_t>(b) % 16 == 0;
-    if (vectors && (big ? tensor_cores_compiled_in<T, 2>(device) : tensor_cores_compiled_in<T, 1>(device))) {
-      return big ? launch(matmul_tc_kernel<T, 2>, 256, 128, kTcTileN, true)
-                 : launch(matmul_tc_kernel<T, 1>, 128, 64, kTcTileN, true);
+    const bool big = use_128_row_tiles(m, n, multiprocessors);
+    if (vectors && (big ? tensor_cores_compiled_in<T, 128>(device) : tensor_cores_compiled_in<T, 64>(device))) {
+      return big ? launch(matmul_tc_kernel<T, 128>, 128, 128, kTcTileN, true)
+                 : launch(matmul_tc_kernel<T, 64>, 64, 64, kTcTileN, true);
     }
   }
   const bool aligned = k % 4 == 0 && n % 4 == 0 && reinterpret_cast<uintptr_t>(a) % alignof(Vec<T, 4>) == 0 &&
                        reinterpret_cast<uintptr_t>(b) % alignof(Vec<T, 4>) == 0;
-  // The tile height by rounds of blocks: about two blocks of either kind run on a
-  // multiprocessor at once, and a 128-row block takes about as long as two 64-row ones,
-  // while moving fewer bytes per product. So 128 rows unless 64-row blocks finish in
-  // fewer rounds. On an H200 against cuBLAS (reference_ops/perf/NOTES.md), 128 rows
-  // against 64: 1024³ 58% / 93%, 2048³ 82 / 52, 3072³ 84 / 88, 4096³ 82 / 70,
-  // 4099×1027×2053 70 / 86, 1000³ 44 / 69: this rule picks the faster at each.
-  const int64_t slots = 2 * int64_t(multiprocessors), col_tiles = (n + kTileN - 1) / kTileN;
-  const int64_t rounds_128 = (col_tiles * ((m + 127) / 128) + slots - 1) / slots;
-  const int64_t rounds_64 = (col_tiles * ((m + 63) / 64) + slots - 1) / slots;
-  const bool big = 2 * rounds_128 <= rounds_64;
+  const bool big = use_128_row_tiles(m, n, multiprocessors);
   return big ? launch(matmul_kernel<T, 16>, 256, 128, kTileN, aligned)
              : launch(matmul_kernel<T, 8>, 128, 64, kTileN, aligned);
 }

@@ -74,9 +74,11 @@ def test_transposed_strided_and_offset_views(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("shape", [(0, 5, 3), (4, 5, 0), (4, 0, 3)], ids=str)
-def test_empty_matrices_and_an_empty_inner_dimension(device, shape):
-    a, b = make_matrices(*shape, DTYPES[0], device, requires_grad=True)
+@pytest.mark.parametrize("dtype", DTYPES)
+# (9, 0, 16): K = 0 with N a multiple of 8, the tensor-core path of the half types.
+@pytest.mark.parametrize("shape", [(0, 5, 3), (4, 5, 0), (4, 0, 3), (9, 0, 16)], ids=str)
+def test_empty_matrices_and_an_empty_inner_dimension(device, dtype, shape):
+    a, b = make_matrices(*shape, dtype, device, requires_grad=True)
     out = matmul(a, b)
     assert out.shape == (shape[0], shape[2])
     assert bool((out == 0).all())  # a sum over nothing
