@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .naming import name_problem
-from .spec import DTYPES, KINDS, SpecError, check_dtypes, parse_dtypes, parse_signature
+from .spec import DTYPES, FLOAT_DTYPES, KINDS, SpecError, check_dtypes, parse_dtypes
 
 USAGE_ERROR = 2
 
@@ -76,15 +76,16 @@ Examples:
               show_default=True, help="Directory to create the project NAME in.")
 @click.option("--kind", type=click.Choice(KINDS), help="What the kernel computes.")
 @click.option("--dtypes", metavar="LIST",
-              help=f"Comma-separated dtypes to support, from {','.join(DTYPES)} (default: all).")
+              help=f"Comma-separated dtypes to support, from {','.join(DTYPES)} "
+                   f"(default: {','.join(FLOAT_DTYPES)}).")
 @click.option("--signature", metavar="ARGS",
               help="Python arguments: tensors of one shape and floats, e.g. 'x: Tensor, alpha: float = 2.0'.")
 @click.option("--forward", metavar="EXPR", help="C++ expression for one output element, e.g. 'alpha * x'.")
 @click.option("--reference", metavar="EXPR",
               help="The op as a PyTorch expression, for the tests (default: --forward).")
 @click.option("--gradients", metavar="GRADS",
-              help="'input: C++ expression' per tensor input, ';'-separated, using grad, "
-                   "e.g. 'x: alpha * grad'.")
+              help="'input: C++ expression' for every tensor input, ';'-separated, using grad, "
+                   "e.g. 'x: alpha * grad; mask: non_differentiable'.")
 @click.option("--channels", metavar="NAMES",
               help="Pixel ops: the channels of the image's last dimension, e.g. 'r, g, b'.")
 @click.option("--out-dtype", type=click.Choice(DTYPES),
@@ -107,49 +108,92 @@ def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients
     problem = name_problem(name)
     if problem:
         fail(problem)
-    data = {"op_name": name}
+    if no_backward and gradients is not None:
+        fail("--gradients and --no-backward contradict each other; drop one")
+    given = {"op_name": name}
     for key, value in (("kind", kind), ("signature", signature), ("forward", forward),
-                       ("reference", reference), ("gradients", gradients), ("channels", channels)):
+                       ("reference", reference), ("gradients", gradients), ("channels", channels),
+                       ("out_dtype", out_dtype)):
         if value is not None:
-            data[key] = value
-    if out_dtype is not None:
-        data["out_dtype"] = out_dtype
-    if exact:
-        data["exact"] = True
-    if inline:
-        data["inline"] = True
+            given[key] = value
     if dtypes is not None:
-        data["dtypes"] = parse_dtypes(dtypes)
+        given["dtypes"] = parse_dtypes(dtypes)
         try:
-            check_dtypes(data["dtypes"])  # before copier, whose own message is less clear
+            check_dtypes(given["dtypes"])
         except SpecError as error:
             fail(f"--{error}")
+    if exact:
+        given["exact"] = True
     if no_backward:
-        data["backward"] = False
-        if gradients is not None:
-            fail("--gradients and --no-backward contradict each other; drop one")
-    if signature is not None:
-        try:
-            parse_signature(signature)  # its own messages beat copier's validator's
-        except SpecError as error:
-            fail(str(error))
-    if reference is None and forward is not None and "?" in forward:
-        fail("--forward uses C++'s ?: operator, so it cannot serve as the Python reference; "
-             "pass --reference too, e.g. with torch.where")
+        given["backward"] = False
+    if inline:
+        given["inline"] = True
 
+    from .answers import collect
     from .render import RenderError, render_project
 
-    interactive = not defaults and sys.stdin.isatty()
+    interactive = not defaults and stdin_is_a_terminal()
     target = output_dir / name
     try:
-        render_project(target, data, interactive=interactive, existing_ok=existing_ok)
+        answers = collect(given, ask=ask_on_the_terminal if interactive else None)
+        render_project(target, answers, existing_ok=existing_ok)
     except (RenderError, SpecError) as error:
         fail(str(error))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, click.Abort):
         fail("interrupted; nothing was written", code=130)
-    click.echo(f"Created {target}. Next:\n"
-               f"  cd {target}\n"
-               f"  pip install --no-build-isolation -e . && pytest -q")
+    click.echo(next_steps(target, name, inline))
+
+
+def stdin_is_a_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def ask_on_the_terminal(question: str, default, help_text: str):
+    """Ask one question of `opgen new` on the terminal, showing its default."""
+    label = f"{question.replace('_', ' ')} ({help_text})" if help_text else question
+    if isinstance(default, bool):
+        return click.confirm(label, default=default)
+    if question == "kind":
+        return click.prompt(label, default=default, type=click.Choice(KINDS), show_choices=False)
+    if question == "out_dtype":
+        return click.prompt(label, default=default, type=click.Choice(["same", *DTYPES]),
+                            show_choices=False)
+    if isinstance(default, list):
+        return click.prompt(label, default=",".join(default))
+    return click.prompt(label, default=default) if default is not None else click.prompt(label)
+
+
+def next_steps(target: Path, name: str, inline: bool) -> str:
+    """What to run after `opgen new`, as it works from here: with what this Python lacks first."""
+    lines = [f"Created {target}. Next:", f"  cd {target}"]
+    missing = missing_build_packages()
+    if missing:
+        lines.append(f"  pip install {' '.join(missing)}    # not in this Python ({sys.executable}), "
+                     "and the build needs them")
+    lines.append(f"  python {name}.py" if inline else "  pip install --no-build-isolation -e . && pytest -q")
+    return "\n".join(lines)
+
+
+def missing_build_packages() -> list[str]:
+    """What `pip install --no-build-isolation -e .` and pytest need that this Python lacks.
+
+    Read from the installed packages' metadata: importing torch would take seconds.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(package: str) -> str | None:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return None
+
+    missing = [package for package in ("torch", "ninja", "pytest") if installed(package) is None]
+    setuptools = installed("setuptools")
+    # setuptools builds wheels itself from 70.1 on; before, only with the wheel package.
+    major_minor = tuple(int(part) for part in (setuptools or "0").split(".")[:2] if part.isdigit())
+    if major_minor < (70, 1) and installed("wheel") is None:
+        missing.append("'setuptools>=70.1'")
+    return missing
 
 
 REGEN_EPILOG = """\b

@@ -24,8 +24,10 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -76,6 +78,12 @@ else:
                         for i in range(torch.cuda.device_count())]
     except Exception as error:
         info["gpu_error"] = (type(error).__name__ + ": " + str(error)).splitlines()[0]
+    try:  # the libstdc++ torch loaded, which opgen projects name on their link line
+        with open("/proc/self/maps") as maps:
+            info["libstdcxx"] = next(line.split(None, 5)[5].strip() for line in maps
+                                     if line.rsplit("/", 1)[-1].startswith("libstdc++.so"))
+    except Exception:
+        pass
     import os
     if os.environ.get("TORCH_CUDA_ARCH_LIST") and torch.version.cuda:
         try:  # torch's own verdict on the list; private, so any other failure is ignored
@@ -482,85 +490,91 @@ def check_cxx(compilers: list[tuple[str, list[str]]]) -> Check:
     return combine("cxx", "; ".join(parts), issues, context="; ".join(parts))
 
 
-_STATIC_MODE = {"-Bstatic": True, "-static": True, "-dn": True, "-non_shared": True,
-                "-Bdynamic": False, "-dy": False, "-call_shared": False}
+# Uses out-of-line libstdc++ code (std::runtime_error, throwing): a library that needs none
+# would say nothing about how libstdc++ is linked, where the linker passes --as-needed.
+PROBE_LIBRARY_SOURCE = """#include <stdexcept>
+#include <string>
+extern "C" int opgen_probe(int n) {
+  try {
+    throw std::runtime_error("n = " + std::to_string(n));
+  } catch (const std::exception& error) {
+    return static_cast<int>(std::string(error.what()).size());
+  }
+}
+"""
 
 
-def static_libstdcxx_evidence(command: list[str], with_ldflags: bool = True) -> str | None:
-    """How `command` would link libstdc++ statically into a shared library; None if it does not.
+def libraries_linked_by(command: list[str], extra: list[str]) -> list[str] | None:
+    """The NEEDED entries of a small C++ shared library that `command` links, or None if it fails.
 
-    Why `-###`: the driver prints every command it would run, after a wrapper script has
-    added its flags and after specs files and the compiler's configured defaults have been
-    applied, without running any of them: the very link line an extension gets, for one
-    fork and no files written. Reading a wrapper's text misses flags from specs files,
-    config files or compiled launchers; linking a test library and reading its dynamic
-    section needs a compile and a temporary directory, and an empty library says nothing
-    on distributions that link with --as-needed. LDFLAGS is passed as setuptools passes it.
+    What a build gets is decided by what the linker makes, not by reading flags: a wrapper
+    can put first, with -B, a directory holding only libstdc++.a, which no flag reveals.
+    The ELF file is read by the generated projects' own reader (_toolchain.py).
     """
-    ldflags = shlex.split(os.environ.get("LDFLAGS", "")) if with_ldflags else []
-    result = run_tool([*command, "-###", "-shared", *ldflags, "-x", "c++", os.devnull, "-o", os.devnull])
-    if result is None:
-        return None
-    for line in (result.stderr + result.stdout).splitlines():
+    with tempfile.TemporaryDirectory(prefix="opgen-doctor-") as tmp:
+        source, library = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
+        source.write_text(PROBE_LIBRARY_SOURCE)
+        result = run_tool([*command, "-shared", "-fPIC", str(source), "-o", str(library), *extra])
+        if result is None or result.returncode != 0 or not library.is_file():
+            return None
         try:
-            tokens = shlex.split(line)
-        except ValueError:
-            tokens = line.split()
-        static = False  # each printed command starts dynamic, as ld does
-        for token in tokens:
-            static = _STATIC_MODE.get(token, static)
-            if token == "-static-libstdc++":
-                return "-static-libstdc++"
-            if token == "-lstdc++" and static:
-                return "-Bstatic -lstdc++ in its link line"
-            if token.endswith("libstdc++.a"):
-                return f"{token} in its link line"
-    return None
+            return project_toolchain.load().needed_libraries(library)
+        except (OSError, ValueError, struct.error, IndexError):
+            return None
 
 
-def prints_a_link_line(command: list[str]) -> bool:
-    result = run_tool([*command, "-###", "-shared", "-x", "c++", os.devnull, "-o", os.devnull])
-    return result is not None and any("-shared" in line and ("collect2" in line or "ld" in line)
-                                      for line in (result.stderr + result.stdout).splitlines()[1:])
+def links_shared_libstdcxx(command: list[str], extra: list[str]) -> bool | None:
+    needed = libraries_linked_by(command, extra)
+    return None if needed is None else "libstdc++.so.6" in needed
 
 
 def clean_alternative(bad: set[Path]) -> str | None:
     """A g++ on this machine that links libstdc++ dynamically, for the fix."""
     for candidate in ("/usr/bin/g++", "/usr/bin/c++", shutil.which("g++"), shutil.which("c++")):
-        if candidate and Path(candidate).is_file() and Path(candidate).resolve() not in bad:
-            if (static_libstdcxx_evidence([candidate], with_ldflags=False) is None
-                    and prints_a_link_line([candidate])):
-                return candidate
+        if (candidate and Path(candidate).is_file() and Path(candidate).resolve() not in bad
+                and links_shared_libstdcxx([candidate], []) is True):
+            return candidate
     return None
 
 
-def check_libstdcxx(compilers: list[tuple[str, list[str]]]) -> Check:
+def check_libstdcxx(compilers: list[tuple[str, list[str]]], probe: dict) -> Check:
     found = [(role, command) for role, command in compilers if command and shutil.which(command[0])]
     if not found:
         return Check("libstdcxx", MISSING, "not checked: no C++ compiler (see cxx)")
+    ldflags = shlex.split(os.environ.get("LDFLAGS", ""))  # setuptools adds them to the link
+    torch_libstdcxx = probe.get("libstdcxx")
     issues, bad = [], set()
     for _, command in found:
-        evidence = static_libstdcxx_evidence(command)
+        shared = links_shared_libstdcxx(command, ldflags)
         exe = Path(shutil.which(command[0]))
-        if evidence:
-            from_ldflags = static_libstdcxx_evidence(command, with_ldflags=False) is None
-            if not from_ldflags:
-                bad.add(exe.resolve())
-            label = " ".join(command) if str(exe) == command[0] else f"{' '.join(command)} ({exe})"
-            kind = "a wrapper script" if read_head(exe, 2) == b"#!" else "a compiler"
-            cause = "with LDFLAGS=" + repr(os.environ.get("LDFLAGS")) if from_ldflags else kind
-            issues.append((ERROR, f"{label}, {cause}, links libstdc++ statically ({evidence}): each "
-                           "extension then carries its own C++ runtime beside torch's, and crashes "
-                           "(segfaults in std:: code, uncatchable exceptions)",
-                           "remove -static-libstdc++ from LDFLAGS" if from_ldflags else ""))
-        elif not prints_a_link_line(command):
-            issues.append((WARNING, f"could not tell how {' '.join(command)} links libstdc++: it prints "
-                           "no link line for -###", f"check by hand: {' '.join(command)} -v -shared "
-                           "-x c++ /dev/null -o /tmp/t.so, then look for -static-libstdc++ or libstdc++.a"))
+        label = " ".join(command) if str(exe) == command[0] else f"{' '.join(command)} ({exe})"
+        if shared is None:
+            issues.append((WARNING, f"could not tell how {label} links libstdc++: it failed to link "
+                           "a small C++ shared library", f"check by hand: {' '.join(command)} -shared "
+                           "-fPIC probe.cpp -o probe.so, then readelf -d probe.so | grep NEEDED"))
+            continue
+        if shared:
+            continue
+        from_ldflags = bool(ldflags) and links_shared_libstdcxx(command, []) is True
+        if not from_ldflags:
+            bad.add(exe.resolve())
+        kind = "a wrapper script" if read_head(exe, 2) == b"#!" else "a compiler"
+        cause = f"with LDFLAGS={os.environ.get('LDFLAGS')!r}" if from_ldflags else kind
+        if torch_libstdcxx and links_shared_libstdcxx(command, [*ldflags, torch_libstdcxx]):
+            opgen = (f"projects made by this opgen name torch's {torch_libstdcxx} on their link line "
+                     "and are safe, other extensions are not")
+        else:
+            opgen = "opgen projects refuse to install such a library"
+        issues.append((ERROR, f"{label}, {cause}, links libstdc++ statically: a shared library it "
+                       "links does not need libstdc++.so.6, so each extension carries its own C++ "
+                       "runtime beside torch's and crashes (a segfault when an error message formats "
+                       f"a number); {opgen}",
+                       "remove -static-libstdc++ from LDFLAGS" if from_ldflags else ""))
     if bad:
         alternative = clean_alternative(bad)
         fix = (f"export CXX={alternative}" if alternative else
-               "export CXX to a g++ without -static-libstdc++ (remove it from the wrapper script)")
+               "export CXX to a g++ that links libstdc++ dynamically (drop -static-libstdc++ or a -B "
+               "directory holding only libstdc++.a from its wrapper)")
         issues = [(s, v, f or fix) for s, v, f in issues]
     names = " and ".join(" ".join(command) for _, command in found)
     verb = "link" if len(found) > 1 else "links"
@@ -846,6 +860,11 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
                        "recording (a compile or link error), or it was installed without -e and the copy "
                        "in site-packages is the one used", rebuild))
     else:
+        static = [p.name for p in libraries if _lacks_shared_libstdcxx(p)]
+        if static:
+            issues.append((ERROR, f"{name}/{static[0]} does not need libstdc++.so.6: its compiler linked a "
+                           "private copy of libstdc++, and it crashes when an error message formats a "
+                           "number", f"cd {project} && CXX=/usr/bin/g++ {REBUILD} (see libstdcxx)"))
         built_at = max(p.stat().st_mtime for p in libraries)
         edited = [p.name for p in sorted((project / "csrc").glob("*")) if p.stat().st_mtime > built_at]
         if edited:
@@ -865,6 +884,13 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
                            "is available)", f"cd {project} && TORCH_CUDA_ARCH_LIST= {REBUILD}"))
     checks.append(combine("build", f"{value}, matching the installed torch", issues))
     return checks
+
+
+def _lacks_shared_libstdcxx(library: Path) -> bool:
+    try:
+        return "libstdc++.so.6" not in project_toolchain.load().needed_libraries(library)
+    except (OSError, ValueError, struct.error, IndexError):
+        return False  # not an ELF file (another platform): nothing to say
 
 
 # --- all of it ---------------------------------------------------------------------------
@@ -891,7 +917,7 @@ def diagnose(project: Path | None = None, python: str | None = None) -> Report:
         check_cudart(toolkit),
         check_ninja(probe, python),
         check_cxx(compilers),
-        check_libstdcxx(compilers),
+        check_libstdcxx(compilers, probe),
         gpu_check,
         check_arch_list(probe, gpus, toolkit, supported, nvcc_name),
         check_max_jobs(),

@@ -24,6 +24,12 @@ class RenderError(Exception):
 
 def check_target(target: Path, existing_ok: bool) -> None:
     """Refuse a target that holds anything of the user's, unless they asked for it."""
+    existing = target.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RenderError(f"{existing} is a file, so the project cannot be created in {target.parent}; "
+                          "give a directory as --output-dir")
     if target.exists() and not target.is_dir():
         raise RenderError(f"{target} exists and is not a directory; choose another name or --output-dir")
     if target.is_dir() and any(target.iterdir()) and not existing_ok:
@@ -38,9 +44,8 @@ def check_target(target: Path, existing_ok: bool) -> None:
                           "--output-dir")
 
 
-def render(data: dict[str, Any], into: Path, *, interactive: bool = False,
-           recorded: dict[str, str] | None = None) -> dict[str, Any]:
-    """Render opgen's template with `data` into the new directory `into`.
+def render(data: dict[str, Any], into: Path, *, recorded: dict[str, str] | None = None) -> dict[str, Any]:
+    """Render opgen's template with `data` into the new directory `into`; copier asks nothing.
 
     Returns the answers used, validated. `recorded` overrides the git source and version
     written to the answers file (default: those of the running opgen's template).
@@ -58,7 +63,7 @@ def render(data: dict[str, Any], into: Path, *, interactive: bool = False,
                     str(snapshot),
                     str(into),
                     data={**data, "opgen_recorded_source": recorded or source.recorded},
-                    defaults=not interactive,
+                    defaults=True,
                     quiet=True,
                     unsafe=False,
                 )
@@ -74,14 +79,8 @@ def render(data: dict[str, Any], into: Path, *, interactive: bool = False,
     return answers
 
 
-def render_project(
-    target: Path, data: dict[str, Any], *, interactive: bool, existing_ok: bool = False
-) -> dict[str, Any]:
-    """Render a new project into `target` from `data`, all or nothing; return the answers.
-
-    With `interactive`, copier asks on the terminal for every question `data` leaves
-    open; otherwise it takes the defaults.
-    """
+def render_project(target: Path, data: dict[str, Any], *, existing_ok: bool = False) -> dict[str, Any]:
+    """Render a new project into `target` from `data`, all or nothing; return the answers."""
     target = target.absolute()
     check_target(target, existing_ok)
     parent = target.parent
@@ -92,7 +91,7 @@ def render_project(
         # Staged beside the target, so that moving it into place is one rename.
         with tempfile.TemporaryDirectory(prefix=f".opgen-{target.name}-", dir=parent) as tmp:
             staging = Path(tmp) / "project"
-            answers = render(data, staging, interactive=interactive)
+            answers = render(data, staging)
             _move_into_place(staging, target)
         return answers
     except BaseException:

@@ -8,9 +8,12 @@ preprocessor syntax, is refused with a one-line message before anything is writt
 from __future__ import annotations
 
 import ast
+import math
 import re
+import sys
 from typing import Any
 
+from . import cpp_expression
 from .naming import CPP_KEYWORDS, name_problem
 
 KINDS = ("elementwise", "pixel", "matmul")
@@ -18,19 +21,14 @@ FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
 ANNOTATIONS = ("Tensor", "float")
 
-# Math functions that exist for float and double on the host (<cmath>) and on the
-# device (CUDA's math library), so one expression serves both kernels.
-MATH_FUNCTIONS = frozenset("""
-    abs fabs exp exp2 expm1 log log2 log10 log1p sqrt cbrt pow hypot sin cos tan asin acos
-    atan atan2 sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma floor ceil round
-    trunc fmod fmax fmin fma copysign
-    """.split())
+MATH_FUNCTIONS = frozenset(cpp_expression.MATH_FUNCTIONS)
 
 # Names the generated code uses next to the arguments: an argument called one of these
 # would shadow it.
 RESERVED_ARGUMENT_NAMES = frozenset("""
     grad out n i k g first stride n_vec blocks err stream vectorized acc_t scalar_t
     forward backward inputs output ctx self torch math reference tensor tensors
+    non_differentiable
     """.split()) | MATH_FUNCTIONS
 
 # Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.
@@ -73,7 +71,8 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
         raise SpecError(f"signature {signature!r} contains {''.join(bad)!r}; write only "
                         "'name: Tensor' and 'name: float = number', comma-separated")
     try:
-        function = ast.parse(f"def f({signature}): pass").body[0]
+        code = f"def f({signature}): pass"
+        function = ast.parse(code).body[0]
     except SyntaxError as error:
         raise SpecError(
             f"signature {signature!r} is not a Python argument list ({error.msg}); "
@@ -93,10 +92,7 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
         if default is not None:
             if annotation == "Tensor":
                 raise SpecError(f"signature: tensor argument {arg.arg!r} cannot have a default")
-            try:
-                default_value = float(ast.literal_eval(default))
-            except (ValueError, TypeError, SyntaxError):
-                raise SpecError(f"signature: the default of {arg.arg!r} must be a number") from None
+            default_value = _parse_default(arg.arg, default, code)
         params.append({"name": arg.arg, "type": annotation, "default": default_value})
     names = [p["name"] for p in params]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -105,6 +101,35 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
     if not any(p["type"] == "Tensor" for p in params):
         raise SpecError("signature has no tensor argument; add one, e.g. 'x: Tensor'")
     return params
+
+
+def _parse_default(name: str, node: ast.expr, code: str) -> float:
+    """A float argument's default: a finite number, written as Python writes numbers."""
+    source = ast.get_source_segment(code, node) or ast.unparse(node)
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        value = None
+    # bool is an int to Python, and True is no number a user means as a float default.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(f"signature: the default of {name!r} is {source}, not a number; "
+                        f"write a number, e.g. '{name}: float = 2.0'")
+    if not math.isfinite(value) or abs(value) > sys.float_info.max:
+        raise SpecError(f"signature: the default of {name!r} is {source}, which is not a finite "
+                        "double; give a number between -1.7e308 and 1.7e308")
+    return float(value)
+
+
+def canonical_signature(params: list[dict[str, Any]]) -> str:
+    """The signature as opgen parsed it: 'x: Tensor, alpha: float = 16.0' for '... = 0x10'.
+
+    This is what the template receives and the answers file records, so every file renders
+    the value opgen checked, never a re-reading of the user's text.
+    """
+    return ", ".join(
+        f"{p['name']}: {p['type']}" + (f" = {p['default']!r}" if p["default"] is not None else "")
+        for p in params
+    )
 
 
 def _check_argument_name(name: str) -> None:
@@ -129,18 +154,16 @@ def _check_characters(what: str, text: str, allowed: re.Pattern) -> None:
         )
 
 
-def check_cpp_expression(what: str, expression: str, names: set[str]) -> None:
-    """A C++ expression over `names` and MATH_FUNCTIONS that cannot escape its `return`."""
+def check_cpp_expression(what: str, expression: str, names: set[str]) -> set[str]:
+    """A C++ expression over `names` that compiles for float and double; the names it uses."""
     if not expression.strip():
         raise SpecError(f"{what} is empty; give an expression such as 'alpha * x'")
     _check_characters(what, expression, _CPP_CHARS)
     _check_parentheses(what, expression)
-    for identifier in _IDENTIFIER.findall(expression):
-        if identifier not in names and identifier not in MATH_FUNCTIONS and identifier != "acc_t":
-            raise SpecError(
-                f"{what} {expression!r} uses {identifier!r}, which is neither an argument "
-                f"({', '.join(sorted(names))}) nor a math function such as exp or fmax"
-            )
+    try:
+        return cpp_expression.check(expression, names)
+    except cpp_expression.ExpressionError as error:
+        raise SpecError(f"{what} {expression!r}: {error}") from None
 
 
 def check_python_expression(what: str, expression: str, names: set[str]) -> None:
@@ -171,11 +194,20 @@ def _check_parentheses(what: str, expression: str) -> None:
         raise SpecError(f"{what} {expression!r} has unbalanced parentheses")
 
 
+# What --gradients says of a tensor input that no gradient flows to ('mask: non_differentiable').
+NON_DIFFERENTIABLE = "non_differentiable"
+
+
 def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """'x: alpha * grad; b: grad' -> [{input, expr}], validated against the signature."""
+    """'x: alpha * grad; b: grad' -> [{input, expr}], validated against the signature.
+
+    Every tensor input needs a formula, or `non_differentiable`: an input left out would get
+    no gradient (None) without a word. The inputs declared non-differentiable are not in
+    the list returned.
+    """
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
     names = {p["name"] for p in params} | {"grad"}
-    grads = []
+    grads, declared = [], []
     for piece in filter(str.strip, gradients.split(";")):
         if ":" not in piece:
             raise SpecError(
@@ -186,13 +218,23 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[s
             raise SpecError(
                 f"gradients: {name!r} is not a tensor argument of the signature ({', '.join(tensors)})"
             )
-        if any(g["input"] == name for g in grads):
+        if name in declared:
             raise SpecError(f"gradients: {name!r} is given twice")
+        declared.append(name)
+        if expression == NON_DIFFERENTIABLE:
+            continue
         check_cpp_expression(f"gradient of {name}", expression, names)
         grads.append({"input": name, "expr": expression})
+    missing = [name for name in tensors if name not in declared]
+    if missing:
+        raise SpecError(
+            f"gradients {gradients.strip()!r} has no formula for {missing[0]!r}: give "
+            f"'{missing[0]}: <expression using grad>', or '{missing[0]}: {NON_DIFFERENTIABLE}' if no "
+            "gradient flows to it"
+        )
     if not grads:
         raise SpecError(
-            "gradients is empty; give 'input: expression' for each tensor input, or use --no-backward"
+            "gradients: no input is differentiable; give 'input: expression' for one, or use --no-backward"
         )
     return grads
 
@@ -229,14 +271,15 @@ def validate_answers(answers: dict[str, Any]) -> None:
     if answers["op_name"] in {p["name"] for p in params}:
         raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")
     names = {p["name"] for p in params}
-    check_python_expression("reference", answers["reference"], names)
     if answers.get("kind") == "matmul":
         check_matmul_answers(answers, params)
+        check_python_expression("reference", answers["reference"], names)
         return
     forward_names = names
     if answers.get("kind") == "pixel":
         forward_names = check_pixel_answers(answers, params)
     check_cpp_expression("forward", answers["forward"], forward_names)
+    check_python_expression("reference", answers["reference"], names)
     if answers.get("backward", True):
         parse_gradients(answers.get("gradients", ""), params)
 
@@ -244,7 +287,8 @@ def validate_answers(answers: dict[str, Any]) -> None:
 def check_matmul_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> None:
     """A matmul op: two matrices, floating dtypes, the output in the inputs' dtype."""
     if [p["type"] for p in params] != ["Tensor", "Tensor"]:
-        raise SpecError("a matmul op takes exactly two tensors, e.g. --signature 'a: Tensor, b: Tensor'")
+        raise SpecError(f"signature {answers['signature']!r}: a matmul op takes exactly two tensors and "
+                        "nothing else, e.g. --signature 'a: Tensor, b: Tensor'")
     if any(d not in FLOAT_DTYPES for d in answers.get("dtypes", FLOAT_DTYPES)):
         raise SpecError(f"matmul supports the floating dtypes {', '.join(FLOAT_DTYPES)} only")
     if answers.get("out_dtype", "same") != "same" or answers.get("exact"):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -56,13 +59,29 @@ HAS_NVCC = any(
 ) or Path("/usr/local/cuda/bin/nvcc").exists()
 
 
+# Builds run ninja, and the tests run pytest, from this environment's bin directory, also
+# when it is a virtual environment that was not activated.
+os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+
+
 @pytest.fixture(scope="session")
 def python(tmp_path_factory) -> Path:
-    """A virtual environment's python that sees the machine's torch, ninja and pytest."""
+    """A virtual environment's python that sees this environment's torch, ninja and pytest.
+
+    The projects the tests build are installed into it, not into the environment running the
+    tests. That environment (a user's virtual environment, or the machine's Python) is added
+    to its path by a .pth file; `system_site_packages` would add the base interpreter's
+    packages instead, which are not the user's.
+    """
     root = tmp_path_factory.mktemp("venv")
-    # No pip of its own: ensurepip would also install an old setuptools that shadows the
-    # machine's. The machine's pip installs into it with --python.
-    venv.create(root, system_site_packages=True, with_pip=False)
+    # No pip of its own: ensurepip would also install an old setuptools that shadows this
+    # environment's. This environment's pip installs into it with --python.
+    venv.create(root, with_pip=False)
+    inner = Path(sysconfig.get_path("purelib", vars={"base": str(root), "platbase": str(root)}))
+    outer = [path for path in site.getsitepackages() if Path(path).is_dir()]
+    (inner / "_outer_environment.pth").write_text(
+        "".join(f"import site; site.addsitedir({path!r})\n" for path in outer)
+    )
     return root / "bin" / "python"
 
 
@@ -90,3 +109,27 @@ def run_project_tests(python: Path, project: Path, *args: str) -> subprocess.Com
 
 def failed_tests(output: str) -> set[str]:
     return set(re.findall(r"FAILED tests/\S+::(\w+)", output))
+
+
+def make_static_libstdcxx_gxx(directory: Path) -> Path:
+    """A g++ wrapper like the GPU machine's CXX=/opt/gcc/bin/g++, made of this machine's g++.
+
+    It puts first, with -B, a directory that holds only libstdc++.a, so that every shared
+    library it links carries its own copy of libstdc++ and does not need libstdc++.so.6.
+    """
+    gxx = shutil.which("g++")
+    assert gxx, "these tests need g++ (CI has it)"
+    archive = subprocess.run([gxx, "-print-file-name=libstdc++.a"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    only_the_archive = directory / "lib"
+    only_the_archive.mkdir(parents=True)
+    (only_the_archive / "libstdc++.a").symlink_to(archive)
+    wrapper = directory / "g++"
+    wrapper.write_text(f'#!/bin/sh\nexec {gxx} -B{only_the_archive}/ "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.fixture(scope="session")
+def static_gxx(tmp_path_factory) -> Path:
+    return make_static_libstdcxx_gxx(tmp_path_factory.mktemp("static_gxx"))

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,9 +35,15 @@ SMALL_LOG2, LARGE_LOG2 = 16, 28
 GOAL_LOG2 = {"rgb_to_gray": [24], "normalize_volume": [27]}
 
 
+START = time.monotonic()
+
+
 def run(command: list[str], cwd: Path, timeout: int = 1800) -> subprocess.CompletedProcess:
-    print("$", " ".join(command), f"(in {cwd.name})", flush=True)
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    began = time.monotonic()
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    print(f"[{began - START:6.1f}s +{time.monotonic() - began:5.1f}s] $ {' '.join(command)} "
+          f"(in {cwd.name}): exit {result.returncode}", flush=True)
+    return result
 
 
 def answers_of(op_dir: Path) -> dict:

@@ -178,6 +178,22 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "my_op", "--gradients", "y: grad"], "not a tensor argument"),
         (["new", "my_op", "--forward", "x > 0 ? x : 0"], "pass --reference"),
         (["new", "my_op", "--no-backward", "--gradients", "x: grad"], "contradict"),
+        (["new", "my_op", "--signature", "x: Tensor, alpha: float = True"], "is True, not a number"),
+        (["new", "my_op", "--signature", "x: Tensor, alpha: float = 1e400"],
+         "the default of 'alpha' is 1e400, which is not a finite double"),
+        (["new", "my_op", "--forward", "x % 2", "--gradients", "x: grad"], "'%' needs integers"),
+        (["new", "my_op", "--forward", "x << 1", "--gradients", "x: grad"], "'<<' needs integers"),
+        (["new", "my_op", "--forward", "x & 1", "--gradients", "x: grad"], "'&' is bitwise"),
+        (["new", "my_op", "--forward", "x, alpha", "--gradients", "x: grad"], "comma operator"),
+        (["new", "my_op", "--forward", "pow(x)", "--gradients", "x: grad"], "pow() takes 2 arguments"),
+        (["new", "my_op", "--forward", "alpha*x*x"], "--forward 'alpha*x*x' was given without --gradients"),
+        (["new", "my_op", "--signature", "x: Tensor, y: Tensor", "--forward", "x * y", "--gradients",
+          "x: y * grad"], "has no formula for 'y'"),
+        (["new", "my_op", "--kind", "matmul", "--signature", "x: Tensor"],
+         "signature 'x: Tensor': a matmul op takes exactly two tensors"),
+        (["new", "my_op", "--gradients", "x: alpha * grad; system(0)"], "'system(0)' needs the form"),
+        (["new", "my_op", "-o", "/etc/hostname"], "/etc/hostname is a file"),
+        (["new", "my_op", "-o", "/etc/hostname/sub"], "/etc/hostname is a file"),
         (["new"], "Missing argument 'NAME'"),
         (["new", "my_op", "--bogus"], "No such option"),
     ],
@@ -399,3 +415,65 @@ def test_an_interrupt_while_moving_into_an_existing_target_undoes_the_move(opgen
     result = opgen("new", "my_op", "--existing-ok")
     assert result.exit_code == 130 and "nothing was written" in result.output
     assert tree(tmp_path) == before
+
+
+def test_defaults_render_the_value_opgen_parsed(opgen, tmp_path):
+    # copier's Jinja once re-read '0x10' as 0.0; the value opgen parsed is what renders.
+    result = opgen("new", "hex_default", "--defaults", "--signature", "x: Tensor, alpha: float = 0x10")
+    assert result.exit_code == 0, result.output
+    project = tmp_path / "hex_default"
+    assert "alpha: float = 16.0" in (project / "hex_default" / "ops.py").read_text()
+    assert "float alpha=16.0" in (project / "csrc" / "hex_default.cpp").read_text()
+    assert "signature: 'x: Tensor, alpha: float = 16.0'" in (project / ".copier-answers.yml").read_text()
+
+
+@pytest.mark.parametrize("kind", ["elementwise", "pixel", "matmul"])
+def test_every_kind_renders_with_defaults(opgen, tmp_path, kind):
+    result = opgen("new", f"my_{kind}", "--kind", kind, "--defaults")
+    assert result.exit_code == 0, result.output
+
+
+def test_a_declared_non_differentiable_input_renders_and_says_so(opgen, tmp_path):
+    result = opgen("new", "masked", "--defaults", "--signature", "x: Tensor, mask: Tensor",
+                   "--forward", "x * mask", "--gradients", "x: mask * grad; mask: non_differentiable")
+    assert result.exit_code == 0, result.output
+    ops = (tmp_path / "masked" / "masked" / "ops.py").read_text()
+    assert "not with respect to\n        mask, which get no gradient (None)" in ops
+    tests = (tmp_path / "masked" / "tests" / "test_masked.py").read_text()
+    assert 'NON_DIFFERENTIABLE = ["mask"]' in tests
+    assert "def test_non_differentiable_inputs_get_no_gradient" in tests
+
+
+def test_next_steps_work_as_printed(opgen, tmp_path, monkeypatch):
+    from opgen import cli
+
+    monkeypatch.setattr(cli, "missing_build_packages", lambda: [])
+    result = opgen("new", "my_op", "--defaults")
+    assert result.output.splitlines()[1:] == [f"  cd {Path('my_op')}",
+                                              "  pip install --no-build-isolation -e . && pytest -q"]
+    # Without torch here, the first step installs what the build needs.
+    monkeypatch.setattr(cli, "missing_build_packages", lambda: ["torch", "'setuptools>=70.1'"])
+    result = opgen("new", "other_op", "--defaults")
+    assert result.output.splitlines()[2].startswith("  pip install torch 'setuptools>=70.1'    # not in")
+    # --inline: the one file, run from its directory.
+    monkeypatch.setattr(cli, "missing_build_packages", lambda: [])
+    result = opgen("new", "nb_op", "--defaults", "--inline")
+    assert result.output.splitlines()[-2:] == [f"  cd {Path('nb_op')}", "  python nb_op.py"]
+    assert (tmp_path / "nb_op" / "nb_op.py").is_file()
+
+
+def test_questions_are_asked_on_a_terminal(opgen, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from opgen import cli
+
+    monkeypatch.setattr(cli, "stdin_is_a_terminal", lambda: True)
+    runner = CliRunner()
+    answers = "\n".join(["elementwise", "x: Tensor, y: Tensor", "y", "x * y", "", "x: y * grad; y: x * grad",
+                         "float32", "same", "n"]) + "\n"
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli.main, ["new", "asked_op"], input=answers, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    recorded = (tmp_path / "asked_op" / ".copier-answers.yml").read_text()
+    assert "forward: x * y" in recorded and "gradients: 'x: y * grad; y: x * grad'" in recorded
+    assert "reference: x * y" in recorded  # the default shown: the forward formula

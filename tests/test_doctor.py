@@ -1,8 +1,8 @@
 """`opgen doctor`: what it finds on this machine, and on machines made wrong on purpose.
 
 The wrong machines are made of real programs: a fake CUDA toolkit whose nvcc script
-prints another version, a PATH without ninja, a g++ wrapper script that adds
--static-libstdc++, a virtual environment without torch. Importing torch is the slow part
+prints another version, a PATH without ninja, g++ wrapper scripts that add -static-libstdc++
+or link libstdc++.a through -B, a virtual environment without torch. Importing torch is the slow part
 of doctor (~2 s), so the tests that are about something else reuse one real probe of this
 Python's torch (`probed`), where only the GPUs it reports are ever made up.
 """
@@ -269,17 +269,33 @@ def gxx() -> str:
     return found
 
 
+def test_the_gpu_machines_cxx_wrapper_is_an_error_with_a_fix_that_works(opgen, probed, monkeypatch,
+                                                                       static_gxx, gxx):
+    # The GPU machine's CXX: no flag says "static", only the library it links shows it.
+    monkeypatch.setenv("CXX", str(static_gxx))
+    code, checks = run_doctor(opgen)
+    check = checks["libstdcxx"]
+    assert code == 1 and check["status"] == "error"
+    assert check["value"].startswith(f"{static_gxx}, a wrapper script, links libstdc++ statically: a "
+                                     "shared library it links does not need libstdc++.so.6")
+    if probed.get("libstdcxx"):  # opgen projects name torch's libstdc++ and link it dynamically
+        assert f"projects made by this opgen name torch's {probed['libstdcxx']}" in check["value"]
+    assert check["fix"].startswith("export CXX=/") and str(static_gxx) not in check["fix"]
+    assert checks["cxx"]["status"] == "ok"  # it compiles; how it links is the problem
+    # The fix works: with the compiler it names, the check passes.
+    monkeypatch.setenv("CXX", check["fix"].removeprefix("export CXX="))
+    code, checks = run_doctor(opgen)
+    assert checks["libstdcxx"]["status"] == "ok"
+
+
 def test_a_cxx_wrapper_adding_static_libstdcxx_is_an_error(opgen, probed, tmp_path, monkeypatch, gxx):
-    # The wrapper met on a GPU machine, whose extensions segfaulted.
     wrapper = script(tmp_path / "g++", f'#!/bin/sh\nexec {gxx} "$@" -static-libstdc++\n')
     monkeypatch.setenv("CXX", str(wrapper))
     code, checks = run_doctor(opgen)
     check = checks["libstdcxx"]
     assert code == 1 and check["status"] == "error"
     assert f"{wrapper}, a wrapper script, links libstdc++ statically" in check["value"]
-    assert "-Bstatic -lstdc++" in check["value"]
     assert check["fix"].startswith("export CXX=/") and str(wrapper) not in check["fix"]
-    assert checks["cxx"]["status"] == "ok"  # it compiles; how it links is the problem
 
 
 def test_static_libstdcxx_from_ldflags_is_an_error_too(opgen, probed, monkeypatch, gxx):

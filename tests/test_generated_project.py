@@ -37,7 +37,7 @@ def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
     # The kernel adds 1e-3 that the reference does not: small, and still caught in
     # every dtype.
     project = render(projects, "wrong_forward", "--forward", "alpha * x + acc_t(1e-3)",
-                     "--reference", "alpha * x")
+                     "--reference", "alpha * x", "--gradients", "x: alpha * grad")
     pip_install(python, project)
     result = run_project_tests(python, project)
     assert result.returncode == 1

@@ -46,7 +46,9 @@ def test_parses_a_signature_in_call_order():
         ("x: Tensor = 1", "cannot have a default"),
         ("x: Tensor, x: Tensor", "'x' appears twice"),
         ("x: Tensor, alpha: float = 1, y: Tensor", "not a Python argument list"),
-        ("x: Tensor, alpha: float = foo", "must be a number"),
+        ("x: Tensor, alpha: float = foo", "is foo, not a number"),
+        ("x: Tensor, alpha: float = True", "is True, not a number"),
+        ("x: Tensor, alpha: float = 1e400", "not a finite double"),
         ("*x: Tensor", "only plain"),
         ("x: Tensor, out: Tensor", "clashes"),
         ("x: Tensor, grad_y: Tensor", "clashes"),
@@ -76,7 +78,7 @@ def test_accepts_cpp_expressions(expression):
     [
         ("", "empty"),
         ("y * x", "uses 'y'"),
-        ("system(x)", "uses 'system'"),
+        ("system(x)", "calls 'system', which is not a math function"),
         ("{{ 7 * 7 }}", "contains"),
         ("{% include 'x' %}", "contains"),
         ("x; return 0", "contains"),
@@ -109,11 +111,16 @@ def test_gradients_are_parsed_against_the_signature():
         {"input": "x", "expr": "a * grad"},
         {"input": "b", "expr": "grad"},
     ]
+    declared = parse_gradients("x: a * grad; b: non_differentiable", params)
+    assert declared == [{"input": "x", "expr": "a * grad"}]
     for bad, says in [
         ("a: grad", "not a tensor argument"),
         ("x: grad; x: grad", "twice"),
         ("x grad", "needs the form"),
-        ("", "empty"),
+        ("", "has no formula for 'x'"),
+        ("x: a * grad", "has no formula for 'b': give 'b: <expression using grad>', or "
+                        "'b: non_differentiable'"),
+        ("x: non_differentiable; b: non_differentiable", "no input is differentiable"),
         ("x: grad * y", "uses 'y'"),
     ]:
         with pytest.raises(SpecError) as error:

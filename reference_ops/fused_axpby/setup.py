@@ -50,14 +50,22 @@ def extensions():
 
     write_build_info(torch, cuda_home is not None, arch_list)
     if cuda_home is None:
-        return [CppExtension(f"{NAME}._C", CPP_SOURCES,
-                             extra_compile_args={"cxx": toolchain.CXX_FLAGS}, py_limited_api=True)]
+        return [
+            CppExtension(
+                f"{NAME}._C",
+                CPP_SOURCES,
+                extra_compile_args={"cxx": toolchain.CXX_FLAGS},
+                extra_link_args=toolchain.link_flags(),
+                py_limited_api=True,
+            )
+        ]
     return [
         CUDAExtension(
             f"{NAME}._C",
             [*CPP_SOURCES, f"csrc/{NAME}_kernel.cu"],
             define_macros=[("WITH_CUDA", None)],
             extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": toolchain.NVCC_FLAGS},
+            extra_link_args=toolchain.link_flags(),
             py_limited_api=True,
         )
     ]
@@ -66,7 +74,22 @@ def extensions():
 def build_ext_command():
     from torch.utils.cpp_extension import BuildExtension
 
-    return BuildExtension
+    toolchain = load_toolchain()
+
+    class BuildAndCheckExtension(BuildExtension):
+        """torch's build_ext, then a look at what the linker made (see _toolchain.py)."""
+
+        def build_extension(self, ext):
+            super().build_extension(ext)
+            library = Path(self.get_ext_fullpath(ext.name))
+            # setuptools links C++ with the C++ compiler ($CXX, else Python's own).
+            linker = (self.compiler.compiler_cxx or self.compiler.linker_so)[0]
+            problem = toolchain.static_libstdcxx_problem(library, linker)
+            if problem:
+                library.unlink()  # never installed: it would crash at the first error message
+                raise SystemExit(f"{NAME}: error: {problem}")
+
+    return BuildAndCheckExtension
 
 
 # pip first asks for metadata (egg_info, dist_info), which needs neither torch nor the

@@ -62,8 +62,45 @@ at::Tensor forward_autograd(double a, const at::Tensor& x, const at::Tensor& b) 
   return fused_axpby_function::apply(a, x, b);
 }
 
+// The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
+// gradgradcheck): its formulas have no derivative here, so that second backward raises
+// instead of returning zeros.
+class fused_axpby_backward_function
+    : public torch::autograd::Function<fused_axpby_backward_function> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& grad, double a) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [grad_x, grad_b] =
+        call_backward(grad, a);
+    return {grad_x, grad_b};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    TORCH_CHECK(false,
+                "fused_axpby is differentiable once: its backward, fused_axpby_backward, has no "
+                "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
+                "not supported");
+  }
+};
+
+std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, double a) {
+  // The usual backward pass runs with grad mode off: straight to the kernel.
+  if (!torch::autograd::compute_requires_grad(grad)) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_backward(grad, a);
+  }
+  const torch::autograd::variable_list outputs = fused_axpby_backward_function::apply(
+      grad, a);
+  return {outputs[0], outputs[1]};
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(fused_axpby, Autograd, m) { m.impl("fused_axpby", &forward_autograd); }
+TORCH_LIBRARY_IMPL(fused_axpby, Autograd, m) {
+  m.impl("fused_axpby", &forward_autograd);
+  m.impl("fused_axpby_backward", &backward_autograd);
+}
 
 }  // namespace fused_axpby

@@ -35,7 +35,8 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
         on its device, of
         its dtype.
 
-    Differentiable with respect to x, b.
+    Differentiable with respect to x, b. Not twice:
+        double backward raises.
     """
     return _forward(a, x, b)
 

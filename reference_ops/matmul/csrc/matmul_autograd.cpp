@@ -63,8 +63,45 @@ at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
   return matmul_function::apply(a, b);
 }
 
+// The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
+// gradgradcheck): its formulas have no derivative here, so that second backward raises
+// instead of returning zeros.
+class matmul_backward_function
+    : public torch::autograd::Function<matmul_backward_function> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& grad, const at::Tensor& a, const at::Tensor& b) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [grad_a, grad_b] =
+        call_backward(grad, a, b);
+    return {grad_a, grad_b};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    TORCH_CHECK(false,
+                "matmul is differentiable once: its backward, matmul_backward, has no "
+                "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
+                "not supported");
+  }
+};
+
+std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, const at::Tensor& a, const at::Tensor& b) {
+  // The usual backward pass runs with grad mode off: straight to the kernel.
+  if (!torch::autograd::compute_requires_grad(grad, a, b)) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_backward(grad, a, b);
+  }
+  const torch::autograd::variable_list outputs = matmul_backward_function::apply(
+      grad, a, b);
+  return {outputs[0], outputs[1]};
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(matmul, Autograd, m) { m.impl("matmul", &forward_autograd); }
+TORCH_LIBRARY_IMPL(matmul, Autograd, m) {
+  m.impl("matmul", &forward_autograd);
+  m.impl("matmul_backward", &backward_autograd);
+}
 
 }  // namespace matmul

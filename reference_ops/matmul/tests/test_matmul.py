@@ -172,6 +172,17 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_double_backward_raises_instead_of_returning_zeros(device):
+    # The backward op has no derivative of its own: differentiating it (hessian,
+    # gradgradcheck, create_graph=True) must raise, never give zeros.
+    a, b = make_matrices(3, 4, 2, DTYPES[0], device, requires_grad=True)
+    out = matmul(a, b)
+    grads = torch.autograd.grad((out * out).sum(), (a, b), create_graph=True)
+    with pytest.raises(RuntimeError, match="matmul is differentiable once"):
+        torch.autograd.grad(sum(g.sum() for g in grads), (a, b), allow_unused=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_gradcheck(device):
     a, b = make_matrices(4, 6, 5, torch.float64, device, requires_grad=True)
     assert torch.autograd.gradcheck(matmul, (a, b))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -97,14 +98,13 @@ def cuda_build_plan(torch) -> tuple[Path | None, str]:
     return cuda_home, ""
 
 
-
-def prepare_cuda(torch) -> tuple[Path | None, str]:
+def prepare_cuda(torch, announce: bool = True) -> tuple[Path | None, str]:
     """Decide whether to build the CUDA kernels and set up the environment to do so.
 
     Returns (toolkit, arch list) or (None, "") for a CPU-only build, saying why in one line.
     Stops with an error where CUDA is wanted (USE_CUDA=1, or a visible GPU) but cannot be
     built. Sets CUDA_HOME and, with no GPU visible, TORCH_CUDA_ARCH_LIST, which
-    torch.utils.cpp_extension reads.
+    torch.utils.cpp_extension reads. With `announce`, says what it is going to build.
     """
     cuda_home, why_not = cuda_build_plan(torch)
     if cuda_home is None:
@@ -114,7 +114,8 @@ def prepare_cuda(torch) -> tuple[Path | None, str]:
         if wants_cuda:
             raise SystemExit(f"{NAME}: error: cannot build the CUDA kernels: {why_not} "
                              "(USE_CUDA=0 builds for the CPU only)")
-        say(f"building for the CPU only; CUDA skipped: {why_not}")
+        if announce:
+            say(f"building for the CPU only; CUDA skipped: {why_not}")
         return None, ""
     os.environ["CUDA_HOME"] = str(cuda_home)
     if "torch.utils.cpp_extension" in sys.modules:  # it read CUDA_HOME once, at import
@@ -125,5 +126,76 @@ def prepare_cuda(torch) -> tuple[Path | None, str]:
         "{}.{}".format(*torch.cuda.get_device_capability(i))
         for i in range(torch.cuda.device_count())
     )
-    say(f"building CUDA kernels with {cuda_home} for {arch_list}")
+    if announce:
+        say(f"building CUDA kernels with {cuda_home} for {arch_list}")
     return cuda_home, arch_list
+
+
+# --- libstdc++: one C++ runtime in the process, torch's ------------------------------------
+#
+# A compiler can link libstdc++ statically into a shared library without saying so: a g++
+# wrapper that puts first, with -B, a directory holding only libstdc++.a (or one that adds
+# -static-libstdc++). The library then carries a private copy of the C++ runtime beside
+# the one torch loaded, and crashes (a segfault) the first time an error message formats a
+# number. Naming torch's libstdc++.so.6 on the link line makes every such compiler link it
+# dynamically: the linker resolves the std:: symbols from it before it reaches the archive.
+# Whether that worked is decided on the built library itself, by reading its dynamic section.
+
+SHARED_LIBSTDCXX = "libstdc++.so.6"
+
+
+def loaded_library(name: str) -> Path | None:
+    """The file of the shared library `name` (or `name`.x.y) this process has loaded, or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                if len(fields) == 6 and Path(fields[5].strip()).name.startswith(name):
+                    return Path(fields[5].strip())
+    except OSError:  # not Linux: there is nothing to add or to check
+        pass
+    return None
+
+
+def link_flags() -> list[str]:
+    """Extra linker inputs for the extension: torch's libstdc++.so.6, where torch loaded one."""
+    library = loaded_library(SHARED_LIBSTDCXX)
+    return [str(library)] if library else []
+
+
+def needed_libraries(library: Path) -> list[str]:
+    """The DT_NEEDED entries of an ELF shared library: the libraries it loads with it."""
+    data = Path(library).read_bytes()
+    if data[:4] != b"\x7fELF":
+        raise ValueError(f"{library} is not an ELF file")
+    wide = data[4] == 2  # ELFCLASS64, else 32-bit
+    order = "<" if data[5] == 1 else ">"  # little- or big-endian
+    # The section header table: where it is, each entry's size, how many entries.
+    shoff = struct.unpack_from(order + ("Q" if wide else "I"), data, 0x28 if wide else 0x20)[0]
+    shentsize, shnum = struct.unpack_from(order + "HH", data, 0x3A if wide else 0x2E)
+    # Each section's type, file offset, size and linked section (.dynamic links .dynstr).
+    section = order + ("IIQQQQIIQQ" if wide else "IIIIIIIIII")
+    sections = [struct.unpack_from(section, data, shoff + i * shentsize) for i in range(shnum)]
+    SHT_DYNAMIC, DT_NEEDED = 6, 1
+    needed = []
+    for _, sh_type, _, _, offset, size, link, *_ in sections:
+        if sh_type != SHT_DYNAMIC:
+            continue
+        strings_offset = sections[link][4]
+        entry = order + ("qQ" if wide else "iI")
+        for tag, value in struct.iter_unpack(entry, data[offset:offset + size]):
+            if tag == DT_NEEDED:
+                end = data.index(b"\0", strings_offset + value)
+                needed.append(data[strings_offset + value:end].decode())
+    return needed
+
+
+def static_libstdcxx_problem(library: Path, linker: str) -> str | None:
+    """Why `library` cannot be loaded next to torch, or None: it must need libstdc++.so.6."""
+    if not sys.platform.startswith("linux") or SHARED_LIBSTDCXX in needed_libraries(library):
+        return None
+    return (
+        f"{linker} linked a private copy of libstdc++ into {Path(library).name} (it does not need "
+        f"{SHARED_LIBSTDCXX}), which crashes when an error message formats a number; build with "
+        "a compiler that links libstdc++ dynamically, e.g. CXX=/usr/bin/g++"
+    )

@@ -62,8 +62,43 @@ at::Tensor forward_autograd(const at::Tensor& x) {
   return relu_function::apply(x);
 }
 
+// The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
+// gradgradcheck): its formulas have no derivative here, so that second backward raises
+// instead of returning zeros.
+class relu_backward_function
+    : public torch::autograd::Function<relu_backward_function> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& grad, const at::Tensor& x) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return {call_backward(grad, x)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    TORCH_CHECK(false,
+                "relu is differentiable once: its backward, relu_backward, has no "
+                "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
+                "not supported");
+  }
+};
+
+at::Tensor backward_autograd(const at::Tensor& grad, const at::Tensor& x) {
+  // The usual backward pass runs with grad mode off: straight to the kernel.
+  if (!torch::autograd::compute_requires_grad(grad, x)) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_backward(grad, x);
+  }
+  const torch::autograd::variable_list outputs = relu_backward_function::apply(
+      grad, x);
+  return outputs[0];
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(relu, Autograd, m) { m.impl("relu", &forward_autograd); }
+TORCH_LIBRARY_IMPL(relu, Autograd, m) {
+  m.impl("relu", &forward_autograd);
+  m.impl("relu_backward", &backward_autograd);
+}
 
 }  // namespace relu

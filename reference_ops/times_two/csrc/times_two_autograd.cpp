@@ -60,8 +60,43 @@ at::Tensor forward_autograd(const at::Tensor& x) {
   return times_two_function::apply(x);
 }
 
+// The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
+// gradgradcheck): its formulas have no derivative here, so that second backward raises
+// instead of returning zeros.
+class times_two_backward_function
+    : public torch::autograd::Function<times_two_backward_function> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& grad) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return {call_backward(grad)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    TORCH_CHECK(false,
+                "times_two is differentiable once: its backward, times_two_backward, has no "
+                "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
+                "not supported");
+  }
+};
+
+at::Tensor backward_autograd(const at::Tensor& grad) {
+  // The usual backward pass runs with grad mode off: straight to the kernel.
+  if (!torch::autograd::compute_requires_grad(grad)) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_backward(grad);
+  }
+  const torch::autograd::variable_list outputs = times_two_backward_function::apply(
+      grad);
+  return outputs[0];
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(times_two, Autograd, m) { m.impl("times_two", &forward_autograd); }
+TORCH_LIBRARY_IMPL(times_two, Autograd, m) {
+  m.impl("times_two", &forward_autograd);
+  m.impl("times_two_backward", &backward_autograd);
+}
 
 }  // namespace times_two

@@ -31,7 +31,8 @@ def times_two(x: Tensor) -> Tensor:
         on its device, of
         its dtype.
 
-    Differentiable with respect to x.
+    Differentiable with respect to x. Not twice:
+        double backward raises.
     """
     return _forward(x)
 

@@ -61,8 +61,45 @@ at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
   return vector_add_function::apply(a, b);
 }
 
+// The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
+// gradgradcheck): its formulas have no derivative here, so that second backward raises
+// instead of returning zeros.
+class vector_add_backward_function
+    : public torch::autograd::Function<vector_add_backward_function> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& grad) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [grad_a, grad_b] =
+        call_backward(grad);
+    return {grad_a, grad_b};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    TORCH_CHECK(false,
+                "vector_add is differentiable once: its backward, vector_add_backward, has no "
+                "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
+                "not supported");
+  }
+};
+
+std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad) {
+  // The usual backward pass runs with grad mode off: straight to the kernel.
+  if (!torch::autograd::compute_requires_grad(grad)) {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_backward(grad);
+  }
+  const torch::autograd::variable_list outputs = vector_add_backward_function::apply(
+      grad);
+  return {outputs[0], outputs[1]};
+}
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(vector_add, Autograd, m) { m.impl("vector_add", &forward_autograd); }
+TORCH_LIBRARY_IMPL(vector_add, Autograd, m) {
+  m.impl("vector_add", &forward_autograd);
+  m.impl("vector_add_backward", &backward_autograd);
+}
 
 }  // namespace vector_add

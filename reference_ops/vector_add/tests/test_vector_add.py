@@ -251,6 +251,19 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
             vector_add(**inputs, **SCALARS)
 
 
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_double_backward_raises_instead_of_returning_zeros(device):
+    # The backward op has no derivative of its own: differentiating it (hessian,
+    # gradgradcheck, create_graph=True) must raise, never give zeros.
+    inputs = make_inputs((4, 5), DTYPES[0], device, requires_grad=True)
+    wrt = [inputs[name] for name in GRAD_ARGS]
+    out = vector_add(**inputs, **SCALARS)
+    grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
+    with pytest.raises(RuntimeError, match="vector_add is differentiable once"):
+        torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_gradcheck(device):
     # The backward kernels against finite differences of the forward kernels, in float64.

@@ -47,7 +47,7 @@ def load() -> bool:
     if not (CSRC / "vector_add.cpp").is_file():
         raise ImportError(f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
                           f"and there is none at {CSRC}; unset it or use the project checkout")
-    cuda_home, arch_list = _toolchain.prepare_cuda(torch)
+    cuda_home, arch_list = _toolchain.prepare_cuda(torch, announce=False)
     from torch.utils import cpp_extension  # after prepare_cuda has set CUDA_HOME
 
     with_cuda = cuda_home is not None
@@ -57,6 +57,7 @@ def load() -> bool:
     ]).encode()).hexdigest()[:16]
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
+    library = build_directory / "vector_add_jit.so"
     defines = ["-DWITH_CUDA"] if with_cuda else []
     sources = [CSRC / "vector_add.cpp", CSRC / "vector_add_autograd.cpp"]
     sources += [CSRC / "vector_add_kernel.cu"] if with_cuda else []
@@ -65,15 +66,30 @@ def load() -> bool:
         fcntl.flock(lock, fcntl.LOCK_EX)
         # torch's own lock file: whoever left it is gone, since this process holds ours.
         (build_directory / "lock").unlink(missing_ok=True)
+        if is_stale(library):  # ninja decides what to compile; this only decides what to say
+            _toolchain.prepare_cuda(torch, announce=True)
         cpp_extension.load(
             name="vector_add_jit",
             sources=[str(source) for source in sources],
             extra_cflags=_toolchain.CXX_FLAGS + defines,
             extra_cuda_cflags=_toolchain.NVCC_FLAGS + defines,
+            extra_ldflags=_toolchain.link_flags(),
             extra_include_paths=[str(CSRC)],
             build_directory=str(build_directory),
             with_cuda=with_cuda,
             is_python_module=False,  # load the library, which registers the ops
             verbose=os.environ.get(ENVIRONMENT_VARIABLE) == "verbose",
         )
+        problem = _toolchain.static_libstdcxx_problem(library, os.environ.get("CXX", "c++"))
+        if problem:
+            library.unlink()  # never loaded again: the next import builds it anew
+            raise ImportError(f"vector_add: {problem}")
     return with_cuda
+
+
+def is_stale(library: Path) -> bool:
+    """Whether the library is missing or older than a file in csrc/."""
+    if not library.is_file():
+        return True
+    built = library.stat().st_mtime
+    return any(source.stat().st_mtime > built for source in CSRC.iterdir())

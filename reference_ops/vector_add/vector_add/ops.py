@@ -33,7 +33,8 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
         on its device, of
         its dtype.
 
-    Differentiable with respect to a, b.
+    Differentiable with respect to a, b. Not twice:
+        double backward raises.
     """
     return _forward(a, b)
 
