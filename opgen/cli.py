@@ -233,7 +233,7 @@ def regen(paths, check):
 
 UPDATE_EPILOG = """\b
 Examples:
-  cd my_op && git commit -am "my kernel"   # updates need a clean git project
+  cd my_op && git init -q && git add -A && git commit -m "my kernel"   # a clean git project
   opgen update                             # the project in the current directory
   opgen update path/to/my_op
 """
@@ -260,6 +260,9 @@ def update(path):
         fail(f"updated {path} from {result.old_version} to {result.new_version} with conflicts in "
              f"{', '.join(result.conflicts)}; resolve the <<<<<<< markers, git add the files and commit",
              code=1)
+    if result.old_version == result.new_version and not result.changed:
+        click.echo(f"{path} is already at template {result.new_version}; nothing to update.")
+        return
     click.echo(f"Updated {path} from {result.old_version} to {result.new_version}; review with "
                "git diff, then commit.")
 

@@ -377,8 +377,13 @@ def combine(name: str, ok_value: str, issues: list[tuple[str, str, str]], contex
     if not issues:
         return Check(name, OK, ok_value)
     issues = sorted(issues, key=lambda issue: SEVERITY[issue[0]])
+    fixes: list[str] = []
+    for fix in (issue[2] for issue in issues if issue[2]):
+        # One fix often holds another ("unset X, or export X=..." and "export X=..."): say it once.
+        if not any(fix in kept for kept in fixes):
+            fixes = [kept for kept in fixes if kept not in fix] + [fix]
     return Check(name, issues[0][0], "; ".join([context] * bool(context) + [issue[1] for issue in issues]),
-                 "; ".join(dict.fromkeys(issue[2] for issue in issues if issue[2])))
+                 "; ".join(fixes))
 
 
 def dotted(arch: str) -> str:
@@ -780,7 +785,8 @@ def check_max_jobs() -> Check:
         issues.append((WARNING, f"{shown} parallel compile jobs ({how}) need {needs} ~2 GB, and "
                        f"{memory / GIB:.1f} GB is available: the OOM killer may stop the build", ""))
     if issues:
-        fix = f"export MAX_JOBS={max(1, fits)}" + (" and free some memory" if fits < 1 else "")
+        # As many jobs as both the memory and the CPUs allow: more than the CPUs gains nothing.
+        fix = f"export MAX_JOBS={max(1, min(fits, cpus))}" + (" and free some memory" if fits < 1 else "")
         issues[-1] = (issues[-1][0], issues[-1][1], fix)
     return combine("max_jobs", f"{shown} parallel compile jobs ({how}); {memory / GIB:.1f} GB available, "
                    f"room for {fits} at ~2 GB each", issues)

@@ -26,6 +26,7 @@ class UpdateResult:
     old_version: str
     new_version: str
     conflicts: list[str] = field(default_factory=list)
+    changed: bool = True  # whether any file of the project changed
 
 
 def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
@@ -72,7 +73,8 @@ def update_project(project: Path) -> UpdateResult:
         except (ValueError, copier.errors.CopierError) as error:
             raise UpdateError(str(error).strip().splitlines()[0]) from None
     new_version = recorded_answers(project).get("_commit", "unknown")
-    return UpdateResult(old_version, new_version, conflicted_files(project))
+    changed = bool(_git(project, "status", "--porcelain").stdout.strip())
+    return UpdateResult(old_version, new_version, conflicted_files(project), changed)
 
 
 def conflicted_files(project: Path) -> list[str]:

@@ -198,6 +198,16 @@ def test_a_cuda_home_that_is_no_toolkit_is_ignored_like_the_project_ignores_it(o
     assert f"CUDA_HOME={tmp_path / 'nowhere'} is ignored" in checks["cuda_home"]["value"]
 
 
+def test_a_fix_is_said_once_when_one_issue_contains_another():
+    # CUDA_HOME ignored ("unset CUDA_HOME, or export CUDA_HOME=...") and torch guessing wrong
+    # ("export CUDA_HOME=...") have the same remedy: one export in the fix.
+    checks = doctor.combine("cuda_home", "", [
+        ("warning", "ignored", "unset CUDA_HOME, or export CUDA_HOME=/usr/local/cuda"),
+        ("warning", "guessed wrong", "export CUDA_HOME=/usr/local/cuda"),
+    ])
+    assert checks.fix == "unset CUDA_HOME, or export CUDA_HOME=/usr/local/cuda"
+
+
 def test_an_nvcc_wrapper_running_another_toolkit_than_the_builds_is_reported(opgen, probed, tmp_path,
                                                                              monkeypatch):
     runs = fake_toolkit(tmp_path, "12.8")
@@ -397,6 +407,14 @@ def test_max_jobs_against_memory(opgen, probed, monkeypatch, max_jobs, status, f
     assert (checks["max_jobs"]["status"], checks["max_jobs"]["fix"]) == (status, fix), checks["max_jobs"]
     if max_jobs is None:
         assert checks["max_jobs"]["value"].startswith("18 parallel compile jobs (ninja's default for 16")
+
+
+def test_max_jobs_fix_never_proposes_more_jobs_than_cpus(opgen, probed, monkeypatch):
+    monkeypatch.setattr(doctor, "available_memory", lambda: 22 * doctor.GIB)  # room for 11 jobs
+    monkeypatch.setattr(doctor, "cpu_count", lambda: 2)
+    monkeypatch.setenv("MAX_JOBS", "abc")
+    _, checks = run_doctor(opgen)
+    assert checks["max_jobs"]["fix"] == "export MAX_JOBS=2"
 
 
 def test_this_machines_memory_is_read():

@@ -42,7 +42,13 @@ def write_build_info(torch, with_cuda: bool, arch_list: str) -> None:
 
 
 def extensions():
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise SystemExit(
+            f"{NAME}: error: torch is not installed in {sys.executable}; install it first "
+            "(pip install torch ninja), then pip install --no-build-isolation -e ."
+        ) from None
 
     toolchain = load_toolchain()
     cuda_home, arch_list = toolchain.prepare_cuda(torch)
@@ -79,6 +85,12 @@ def build_ext_command():
     class BuildAndCheckExtension(BuildExtension):
         """torch's build_ext, then a look at what the linker made (see _toolchain.py)."""
 
+        def finalize_options(self):
+            super().finalize_options()
+            # Objects and ninja's records stay in the project, not in the temporary directory
+            # of `pip install -e .`: a second install compiles only the files that changed.
+            self.build_temp = str(ROOT / "build" / "temp")
+
         def build_extension(self, ext):
             super().build_extension(ext)
             library = Path(self.get_ext_fullpath(ext.name))
@@ -91,6 +103,21 @@ def build_ext_command():
 
     return BuildAndCheckExtension
 
+
+def check_wheel_support() -> None:
+    """Stop in one line where setuptools cannot build wheels (pip would say: invalid command)."""
+    find = importlib.util.find_spec
+    if find("setuptools.command.bdist_wheel") or find("wheel"):
+        return
+    import setuptools
+
+    raise SystemExit(
+        f"{NAME}: error: setuptools {setuptools.__version__} in {sys.executable} cannot build "
+        "wheels; pip install 'setuptools>=70.1', then pip install --no-build-isolation -e . again"
+    )
+
+
+check_wheel_support()
 
 # pip first asks for metadata (egg_info, dist_info), which needs neither torch nor the
 # extension list: skipping them there saves seconds on every install.

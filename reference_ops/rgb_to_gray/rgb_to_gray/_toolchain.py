@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -68,6 +69,50 @@ def nvcc_version(cuda_home: Path) -> str:
     return match.group(1) if match else "unknown"
 
 
+# TORCH_CUDA_ARCH_LIST entries torch understands: major.minor, "a" or "f" for arch- or
+# family-specific features, "+PTX" to embed PTX too; or one of torch's named groups.
+ARCH_ENTRY = re.compile(r"(\d+)\.(\d+)[af]?(\+PTX)?")
+NAMED_ARCHS = (
+    "Kepler+Tesla", "Kepler", "Maxwell+Tegra", "Maxwell", "Pascal", "Volta+Tegra", "Volta",
+    "Turing", "Ampere+Tegra", "Ampere", "Ada", "Hopper", "Blackwell+Tegra", "Blackwell",
+)
+
+
+def check_arch_list(cuda_home: Path, value: str) -> None:
+    """Stop in one line on a TORCH_CUDA_ARCH_LIST this nvcc cannot build (not a traceback)."""
+    supported = set(re.findall(r"compute_(\d+)", nvcc_output(cuda_home, "--list-gpu-arch")))
+    for entry in re.split(r"[;\s]+", value.strip()):
+        match = ARCH_ENTRY.fullmatch(entry)
+        if entry in NAMED_ARCHS or (match and match.group(1) + match.group(2) in supported):
+            continue
+        why = "is not an arch this nvcc builds" if match else "is not an arch"
+        buildable = ";".join(f"{a[:-1]}.{a[-1]}" for a in sorted(supported, key=int))
+        raise SystemExit(
+            f"{NAME}: error: TORCH_CUDA_ARCH_LIST={value!r}: {entry!r} {why}; give entries such "
+            f"as '8.0;9.0+PTX' from what nvcc {nvcc_version(cuda_home)} builds ({buildable}), "
+            "or unset it"
+        )
+
+
+def check_compiler() -> None:
+    """Stop in one line where CXX names a compiler that does not run (not a traceback)."""
+    compiler = os.environ.get("CXX", "").strip()
+    if not compiler:
+        return
+    try:
+        result = subprocess.run(
+            [*shlex.split(compiler), "--version"], capture_output=True, text=True, timeout=60
+        )
+        problem = None if result.returncode == 0 else f"--version exits with {result.returncode}"
+    except (OSError, ValueError, subprocess.SubprocessError) as error:
+        problem = getattr(error, "strerror", None) or str(error)
+    if problem:
+        raise SystemExit(
+            f"{NAME}: error: CXX={compiler!r} does not run ({problem}); set CXX to a C++ "
+            "compiler, e.g. CXX=/usr/bin/g++, or unset it"
+        )
+
+
 def default_arch_list(cuda_home: Path) -> str:
     """DEFAULT_CUDA_ARCHS that this nvcc can build, the newest also as PTX."""
     supported = set(re.findall(r"compute_(\d+)", nvcc_output(cuda_home, "--list-gpu-arch")))
@@ -106,6 +151,7 @@ def prepare_cuda(torch, announce: bool = True) -> tuple[Path | None, str]:
     built. Sets CUDA_HOME and, with no GPU visible, TORCH_CUDA_ARCH_LIST, which
     torch.utils.cpp_extension reads. With `announce`, says what it is going to build.
     """
+    check_compiler()
     cuda_home, why_not = cuda_build_plan(torch)
     if cuda_home is None:
         wants_cuda = os.environ.get("USE_CUDA") == "1" or (
@@ -120,7 +166,9 @@ def prepare_cuda(torch, announce: bool = True) -> tuple[Path | None, str]:
     os.environ["CUDA_HOME"] = str(cuda_home)
     if "torch.utils.cpp_extension" in sys.modules:  # it read CUDA_HOME once, at import
         sys.modules["torch.utils.cpp_extension"].CUDA_HOME = str(cuda_home)
-    if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        check_arch_list(cuda_home, os.environ["TORCH_CUDA_ARCH_LIST"])
+    elif not torch.cuda.is_available():
         os.environ["TORCH_CUDA_ARCH_LIST"] = default_arch_list(cuda_home)
     arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST") or "visible GPUs: " + ";".join(
         "{}.{}".format(*torch.cuda.get_device_capability(i))
