@@ -3,6 +3,12 @@
     python tests/gpu_suite.py                  # on a machine with a CUDA GPU and nvcc
     python tests/gpu_suite.py --ops relu times_two --out /tmp/results
 
+All seven ops take about 12 minutes on an H200, most of it torch.compile in the
+benchmarks; where one call may run 10 minutes, run two groups, the second with --merge:
+
+    python tests/gpu_suite.py --ops fused_axpby matmul normalize_volume
+    python tests/gpu_suite.py --ops relu rgb_to_gray times_two vector_add --merge
+
 For every op in reference_ops/: `pip install --no-build-isolation -e` (the CUDA kernels
 built by nvcc for the visible GPU), its own test suite (CUDA tests included), a short run
 of its CUDA tests under `compute-sanitizer --tool memcheck`, and its benchmark for each
