@@ -6,9 +6,10 @@ Two ways to run opgen, two places for the template:
   root. A project records the checkout itself as its source (or OPGEN_TEMPLATE_URL) and
   `git describe --tags --always` of its HEAD as the version: both are real, so
   `copier update` finds the very commit the project was rendered from.
-- from a wheel: the same files as package data under opgen/_template, with no git. A
-  project records OPGEN_TEMPLATE_URL or opgen's public repository as its source and the
-  tag `v<opgen version>` as its version: the template's version is opgen's version.
+- from a wheel: the same files as data files under <prefix>/share/opgen/template, with
+  no git. A project records OPGEN_TEMPLATE_URL or opgen's public repository as its
+  source and the tag `v<opgen version>` as its version: the template's version is
+  opgen's version.
 
 Either way copier renders a plain-directory snapshot (see render.py), so these values
 are passed to the answers file explicitly; it never records a temporary or relative path.
@@ -60,15 +61,30 @@ def recorded_answers(project: Path) -> dict:
 
 
 def template_root() -> tuple[Path, bool]:
-    """Where copier.yml and templates/ are, and whether that is package data (a wheel)."""
-    package = Path(__file__).resolve().parent
-    packaged = package / "_template"
-    if (packaged / "copier.yml").is_file():
-        return packaged, True
-    checkout = package.parent
+    """Where copier.yml and templates/ are, and whether that is an installed wheel's copy."""
+    checkout = Path(__file__).resolve().parent.parent
     if (checkout / "copier.yml").is_file() and (checkout / "templates").is_dir():
         return checkout, False
-    raise RuntimeError(f"opgen's template is missing next to {package}; reinstall opgen")
+    installed = _installed_template()
+    if installed is not None:
+        return installed, True
+    raise RuntimeError(f"opgen's template is missing next to {checkout}; reinstall opgen")
+
+
+def _installed_template() -> Path | None:
+    """The template a wheel installed (share/opgen/template), found in the installed files."""
+    from importlib.metadata import PackageNotFoundError, files
+
+    try:
+        recorded = files("opgen") or []
+    except PackageNotFoundError:
+        return None
+    for path in recorded:
+        if path.as_posix().endswith("share/opgen/template/copier.yml"):
+            located = Path(path.locate()).resolve()
+            if located.is_file():
+                return located.parent
+    return None
 
 
 def locate() -> TemplateSource:

@@ -197,7 +197,7 @@ def build_wheel(repo: Path, out: Path) -> Path:
 
 
 def test_a_project_from_a_wheel_install_updates_too(template_repo, tmp_path):
-    # A fresh virtual environment with opgen from a wheel: the template is package data,
+    # A fresh virtual environment with opgen from a wheel: the template is data files,
     # without git, and the project must still record a source and version copier can use.
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
@@ -237,6 +237,25 @@ def test_a_project_from_a_wheel_install_updates_too(template_repo, tmp_path):
     result = opgen("update", str(by_opgen))
     assert result.returncode == 1 and "conflicts in csrc/my_op_math.h;" in result.stderr, result.stderr
     assert_updated_to_v2_keeping_the_users_edit(by_opgen)
+
+
+def test_an_editable_install_exposes_opgen_and_nothing_else_of_the_checkout(template_repo, tmp_path):
+    # The README's first command writes my_op/ into the checkout: an editable install that
+    # put the checkout on sys.path made every `import my_op` anywhere find that folder.
+    (template_repo / "my_op").mkdir()
+    (template_repo / "my_op" / "ops.py").write_text("")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = str(env_dir / "bin" / "python")
+    install = subprocess.run([python, "-m", "pip", "install", "-q", "-e", str(template_repo)],
+                             capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    env = {**os.environ, "PYTHONPATH": ""}
+    probe = ("import importlib.util, opgen.cli, opgen.template_source as t; "
+             "print(opgen.cli.__file__, t.template_root()[0], importlib.util.find_spec('my_op'))")
+    result = subprocess.run([python, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(template_repo / "opgen" / "cli.py"), str(template_repo), "None"]
 
 
 def test_the_changelog_lists_this_version():
