@@ -7,6 +7,7 @@ answer the user gave (or the default that was taken for them).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,10 +18,12 @@ from .spec import (
     SpecError,
     canonical_signature,
     check_answer_text,
+    check_backward_dtypes,
     check_cpp_expression,
     check_dtypes,
     check_matmul_answers,
     check_pixel_answers,
+    check_python_expression,
     parse_dtypes,
     parse_signature,
     validate_answers,
@@ -57,17 +60,52 @@ def _default_reference(answers: dict[str, Any], defaults: dict[str, Any]) -> str
     if "reference" in defaults and answers.get("forward") == defaults.get("forward") and \
             answers["signature"] == defaults["signature"]:
         return defaults["reference"]
-    if kind == "elementwise" and "?" not in answers.get("forward", ""):
-        return answers.get("forward")  # a C++ expression without ?: reads the same in PyTorch
+    if kind == "elementwise" and _why_not_python(answers) is None:
+        return answers["forward"]  # it reads the same in PyTorch
     return None
+
+
+def _why_not_python(answers: dict[str, Any]) -> str | None:
+    """Why the forward formula cannot serve as the PyTorch reference, or None if it can."""
+    forward = answers.get("forward", "")
+    if "?" in forward:
+        return "uses C++'s ?: operator, which Python does not have (use torch.where)"
+    if answers["kind"] == "pixel":
+        return "is over channels, which Python does not know (index the image: img[..., 0])"
+    names = {p["name"] for p in parse_signature(answers["signature"])}
+    try:
+        check_python_expression("forward", forward, names)
+    except SpecError as error:
+        reason = str(error).removeprefix(f"forward {forward!r} ")
+        return f"is not a PyTorch expression too (as Python, it {reason})"
+    return None
+
+
+# C math functions with a torch function of the same meaning, for suggesting a reference.
+_TORCH_NAMES = {**{name: name for name in """exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan
+    asin acos atan sinh cosh tanh asinh acosh atanh erf erfc floor ceil trunc lgamma pow atan2
+    hypot fmax fmin copysign fmod abs""".split()}, "fabs": "abs"}
+
+
+def _suggested_reference(answers: dict[str, Any]) -> str:
+    """The forward formula in PyTorch, where a spelling change makes it one; else an example."""
+    forward = answers.get("forward", "")
+    suggestion = re.sub(r"(?<![\w.])([A-Za-z_]\w*)(?=\s*\()",
+                        lambda m: f"torch.{_TORCH_NAMES[m[1]]}" if m[1] in _TORCH_NAMES else m[1], forward)
+    suggestion = re.sub(r"(\d\.?\d*(?:[eE][+-]?\d+)?)[fF]\b", r"\1", suggestion)  # 0.5f -> 0.5
+    try:
+        names = {p["name"] for p in parse_signature(answers["signature"])}
+        check_python_expression("reference", suggestion, names)
+        return suggestion
+    except SpecError:
+        return "torch.where(x > 0, x, 0)" if "?" in forward else "torch.tanh(x)"
 
 
 def _refuse_missing(key: str, answers: dict[str, Any]) -> None:
     if key == "reference":
-        why = ("uses C++'s ?: operator, so it cannot serve as the Python reference"
-               if "?" in answers.get("forward", "") else "is over channels, which Python does not know")
-        raise SpecError(f"--forward {answers.get('forward', '')!r} {why}; pass --reference too, "
-                        "e.g. with torch.where")
+        raise SpecError(f"--forward {answers.get('forward', '')!r} {_why_not_python(answers)}, so it "
+                        "cannot serve as the tests' reference; pass --reference with the same op in "
+                        f"PyTorch, e.g. --reference '{_suggested_reference(answers)}'")
     if key == "gradients":
         given = "forward" if "forward" in answers.get("_given", ()) else "signature"
         raise SpecError(f"--{given} {answers[given]!r} was given without --gradients, and the default "
@@ -77,6 +115,21 @@ def _refuse_missing(key: str, answers: dict[str, Any]) -> None:
         raise SpecError(f"--signature {answers['signature']!r} was given without --forward, and the "
                         "default formula uses x and alpha; pass --forward 'C++ expression'")
     raise SpecError(f"{key} has no answer; pass --{key.replace('_', '-')}")
+
+
+# Options that mean something for some kinds only: given for another, they would be ignored.
+KIND_OPTIONS = {"channels": ("pixel",), "forward": ("elementwise", "pixel"),
+                "gradients": ("elementwise",)}
+
+
+def _refuse_options_of_other_kinds(answers: dict[str, Any], kind: str) -> None:
+    for key, kinds in KIND_OPTIONS.items():
+        if key in answers and kind not in kinds:
+            what = {"matmul": "matmul computes a @ b and its gradients itself",
+                    "pixel": "pixel ops have no backward kernels yet",
+                    "elementwise": "elementwise ops have no channels"}[kind]
+            raise SpecError(f"--{key} {answers[key]!r} does not apply to --kind {kind}: {what}; "
+                            f"drop --{key}")
 
 
 def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
@@ -105,6 +158,7 @@ def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
     if kind not in KINDS:
         raise SpecError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
     defaults = KIND_DEFAULTS[kind]
+    _refuse_options_of_other_kinds(answers, kind)
     if kind == "pixel":
         settle("channels", defaults["channels"], "the channels of the image's last dimension")
     settle("signature", defaults["signature"], "the Python arguments, e.g. 'x: Tensor, alpha: float = 2.0'")
@@ -113,6 +167,9 @@ def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
     if kind == "matmul":
         check_matmul_answers(answers, params)
     settle("backward", defaults["backward"], "generate backward kernels and autograd?")
+    if answers["backward"]:
+        # Before asking for gradients that could not be used.
+        check_backward_dtypes(answers)
     names = {p["name"] for p in params}
     tensors = {p["name"] for p in params if p["type"] == "Tensor"}
     if kind != "matmul":

@@ -262,11 +262,8 @@ def validate_answers(answers: dict[str, Any]) -> None:
     out_dtype = answers.get("out_dtype", "same")
     if out_dtype != "same" and out_dtype not in DTYPES:
         raise SpecError(f"out_dtype {out_dtype!r} must be 'same' or one of {', '.join(DTYPES)}")
-    if answers.get("backward", True) and (
-        out_dtype != "same" or any(d not in FLOAT_DTYPES for d in dtypes)
-    ):
-        raise SpecError("backward kernels need floating inputs and an output of the same dtype; "
-                        "pass --no-backward, or choose floating --dtypes and no --out-dtype")
+    if answers.get("backward", True):
+        check_backward_dtypes(answers)
     params = parse_signature(answers["signature"])
     if answers["op_name"] in {p["name"] for p in params}:
         raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")
@@ -282,6 +279,16 @@ def validate_answers(answers: dict[str, Any]) -> None:
     check_python_expression("reference", answers["reference"], names)
     if answers.get("backward", True):
         parse_gradients(answers.get("gradients", ""), params)
+
+
+def check_backward_dtypes(answers: dict[str, Any]) -> None:
+    """Backward kernels need floating inputs and an output of their dtype."""
+    dtypes = answers.get("dtypes", list(FLOAT_DTYPES))
+    out_dtype = answers.get("out_dtype", "same")
+    if out_dtype != "same" or any(d not in FLOAT_DTYPES for d in dtypes):
+        given = f"--out-dtype {out_dtype}" if out_dtype != "same" else f"--dtypes {','.join(dtypes)}"
+        raise SpecError(f"{given}: backward kernels need floating inputs and an output of the same "
+                        "dtype; pass --no-backward, or choose floating --dtypes and no --out-dtype")
 
 
 def check_matmul_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> None:
