@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -97,3 +98,9 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
         # of the same name would shadow the editable install as a namespace package.
         run = subprocess.run([str(python), "-c", code], cwd=project, capture_output=True, text=True)
         assert run.stdout.strip() == "ok", run.stderr
+    # Every Python snippet of the project's README runs as printed.
+    snippets = re.findall(r"```python\n(.*?)```", (project / "README.md").read_text(), re.S)
+    assert snippets
+    for snippet in snippets:
+        run = subprocess.run([str(python), "-c", snippet], cwd=project, capture_output=True, text=True)
+        assert run.returncode == 0, snippet + run.stderr[-2000:]

@@ -2,8 +2,7 @@
 //
 // Pure CUDA on raw pointers: no torch headers, so this file compiles in about a second
 // and editing a kernel rebuilds quickly. csrc/matmul.cpp checks the inputs, makes
-// them contiguous, picks the dtype and passes the current stream. The formulas live in
-// csrc/matmul_math.h.
+// them contiguous, picks the dtype and passes the current stream.
 #include "matmul_kernel.h"
 
 #include <cuda_bf16.h>

@@ -2,7 +2,7 @@
 
 The tests evaluate it in float64 as the ground truth, and the benchmark times it in
 eager mode and under torch.compile as the baselines. Keep it in step with
-csrc/matmul_math.h.
+the kernels in csrc/.
 """
 
 from torch import Tensor
