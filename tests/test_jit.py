@@ -36,7 +36,13 @@ def result_of(process: subprocess.Popen) -> str:
 
 def test_an_edit_shows_in_a_fresh_process_and_rebuilds_only_what_changed(project, tmp_path):
     cache = tmp_path / "cache"
-    assert result_of(jit_import(project, cache)).startswith("[2.0, 2.0, 2.0]")
+    first = jit_import(project, cache)
+    assert result_of(first).startswith("[2.0, 2.0, 2.0]")
+    # A cache hit builds nothing and says nothing about building.
+    again = jit_import(project, cache)
+    out, err = again.communicate(timeout=600)
+    assert again.returncode == 0 and out.startswith("[2.0, 2.0, 2.0]"), err[-2000:]
+    assert "my_op: building" not in err
     (build_directory,) = cache.iterdir()
     objects = {p.name: p.stat().st_mtime_ns for p in build_directory.glob("*.o")}
     assert "my_op.o" in objects
