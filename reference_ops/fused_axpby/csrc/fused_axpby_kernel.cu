@@ -63,7 +63,7 @@ constexpr int64_t kMostBlocks = 2147483647;
 bool is_aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // One thread per work item: every load is issued at once and finished blocks make way for
-// new ones. Measured on an H200 (reference_ops/perf/NOTES.md): a grid that covers the work
+// new ones. Measured on an H200: a grid that covers the work
 // moves 101% of a device copy's bandwidth for relu, a grid of 8 resident blocks per
 // multiprocessor looping over it 93%.
 int num_blocks(int64_t work_items) {
@@ -75,7 +75,7 @@ int num_blocks(int64_t work_items) {
 // that each load and store is one contiguous access of the whole warp: two where the
 // input is narrower than the output, whose loads are then narrower than 16 bytes; with
 // two in flight, uint8 -> float32 moved 95.5% of a device copy's bandwidth on an H200,
-// with one 90% (reference_ops/perf/NOTES.md).
+// with one 90%.
 template <typename T>
 struct ItemsPerThread {
   static constexpr int value = sizeof(T) < sizeof(Out<T>) ? 2 : 1;
@@ -85,7 +85,7 @@ struct ItemsPerThread {
 // covers whole 32-byte sectors. Sized by the narrower type instead (uint16 -> float32:
 // one 16-byte load, two 16-byte stores), each store instruction of a warp wrote half of
 // 32 sectors and normalize_volume moved 64% of a device copy's bandwidth on an H200, 76%
-// with the division taken out; sized by the wider, 97% (reference_ops/perf/NOTES.md).
+// with the division taken out; sized by the wider, 97%.
 template <typename T>
 struct VecWidth {
   static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));

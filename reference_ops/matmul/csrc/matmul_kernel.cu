@@ -64,8 +64,7 @@ struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
 // shared-memory buffers: the next step's global loads are issued into registers before
 // the current step's arithmetic and written to the other buffer after it, one barrier per
 // step. Out-of-range elements load as zero and are never stored: any M, N, K works.
-// Measured on an H200 against cuBLAS (TF32 off), and the shapes tried, in
-// reference_ops/perf/NOTES.md.
+// Measured on an H200 against cuBLAS (TF32 off): the project's benchmark prints both.
 constexpr int kDepth = 8;
 constexpr int kTileN = 128;
 
@@ -184,7 +183,7 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
 // float16 and bfloat16 on tensor cores (compute capability 8.0 and up): nvcuda::wmma
 // 16×16×16 products of half fragments, accumulated in float, as the CUDA-core kernel
 // accumulates. On an H200, float16 at 4096³: 46% of cuBLAS; with 64×32 warp pieces and
-// loads staged through registers 22%; on CUDA cores alone 4% (reference_ops/perf/NOTES.md).
+// loads staged through registers 22%; on CUDA cores alone 4%.
 // A block of kTileM / 32 warps computes a kTileM×128 tile of C, each warp a 64×64 piece
 // (4×4 fragments: 16 products for every 8 fragment loads), stepping over K 32 at a time
 // through two shared-memory buffers that cp.async fills directly from global memory, the
@@ -339,8 +338,8 @@ bool tensor_cores_compiled_in(int device) {
 // Whether 128-row tiles (else 64-row ones) compute an m×n product faster, by rounds of
 // blocks: about two blocks of either kind run on a multiprocessor at once, and a 128-row
 // block takes about as long as two 64-row ones while moving fewer bytes per product. So
-// 128 rows unless 64-row blocks finish in fewer rounds. On an H200 against cuBLAS, float32
-// (reference_ops/perf/NOTES.md), 128 rows against 64: 1024³ 58% / 93%, 2048³ 82 / 52,
+// 128 rows unless 64-row blocks finish in fewer rounds. On an H200 against cuBLAS, float32,
+// 128 rows against 64: 1024³ 58% / 93%, 2048³ 82 / 52,
 // 3072³ 84 / 88, 4096³ 82 / 70, 4099×1027×2053 70 / 86, 1000³ 44 / 69: this picks the
 // faster at each. The tensor-core kernel's tiles follow the same rule.
 bool use_128_row_tiles(int64_t m, int64_t n, int multiprocessors) {
