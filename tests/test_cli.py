@@ -446,7 +446,7 @@ def test_a_declared_non_differentiable_input_renders_and_says_so(opgen, tmp_path
                    "--forward", "x * mask", "--gradients", "x: mask * grad; mask: non_differentiable")
     assert result.exit_code == 0, result.output
     ops = (tmp_path / "masked" / "masked" / "ops.py").read_text()
-    assert "not with respect to\n        mask, which get no gradient (None)" in ops
+    assert "not with respect to\n    mask, which get no gradient (None)" in ops
     tests = (tmp_path / "masked" / "tests" / "test_masked.py").read_text()
     assert 'NON_DIFFERENTIABLE = ["mask"]' in tests
     assert "def test_non_differentiable_inputs_get_no_gradient" in tests

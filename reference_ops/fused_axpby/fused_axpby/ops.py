@@ -25,18 +25,15 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
 
     Args:
         a: a float.
-        x: a tensor of float32, float64, float16, bfloat16, with the shape,
-            dtype and device of x.
+        x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
         b: a tensor of float32, float64, float16, bfloat16, with the shape,
             dtype and device of x.
 
     Returns:
-        A new contiguous tensor with the shape of x,
-        on its device, of
-        its dtype.
+        A new contiguous tensor on x's device, of x's dtype, with the
+        shape of x.
 
-    Differentiable with respect to x, b. Not twice:
-        double backward raises.
+    Differentiable once with respect to x, b. Double backward raises.
     """
     return _forward(a, x, b)
 

@@ -27,9 +27,8 @@ def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
         max_val: a float.
 
     Returns:
-        A new contiguous tensor with the shape of vol,
-        on its device, of
-        torch.float32.
+        A new contiguous tensor on vol's device, of torch.float32, with the
+        shape of vol.
     """
     return _forward(vol, max_val)
 

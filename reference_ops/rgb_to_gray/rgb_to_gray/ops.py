@@ -26,9 +26,8 @@ def rgb_to_gray(img: Tensor) -> Tensor:
         img: a tensor of uint8, on the CPU or a CUDA device.
 
     Returns:
-        A new contiguous tensor with the shape of img without its last (channel) dimension,
-        on its device, of
-        its dtype.
+        A new contiguous tensor on img's device, of img's dtype, with the
+        shape of img without its last (channel) dimension.
     """
     return _forward(img)
 

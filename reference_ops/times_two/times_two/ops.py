@@ -27,12 +27,10 @@ def times_two(x: Tensor) -> Tensor:
         x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
 
     Returns:
-        A new contiguous tensor with the shape of x,
-        on its device, of
-        its dtype.
+        A new contiguous tensor on x's device, of x's dtype, with the
+        shape of x.
 
-    Differentiable with respect to x. Not twice:
-        double backward raises.
+    Differentiable once with respect to x. Double backward raises.
     """
     return _forward(x)
 

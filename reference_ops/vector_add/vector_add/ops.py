@@ -29,12 +29,10 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
             dtype and device of a.
 
     Returns:
-        A new contiguous tensor with the shape of a,
-        on its device, of
-        its dtype.
+        A new contiguous tensor on a's device, of a's dtype, with the
+        shape of a.
 
-    Differentiable with respect to a, b. Not twice:
-        double backward raises.
+    Differentiable once with respect to a, b. Double backward raises.
     """
     return _forward(a, b)
 
