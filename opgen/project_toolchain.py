@@ -1,29 +1,27 @@
-"""The generated projects' `_toolchain.py`, rendered from opgen's template and loaded.
+"""The generated projects' `_toolchain.py`, imported from opgen's template.
 
 `opgen doctor` answers "what would a build here use" with the code a generated project
 builds with (how it finds the CUDA toolkit, which archs it builds by default), not with
-a copy of it that could drift.
+a copy of it that could drift. The file is plain Python, copied into projects as it is.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import types
 from functools import cache
 
-import jinja2
-
 from .template_source import template_root
 
-TOOLCHAIN_TEMPLATE = "templates/project/{{op_name}}/_toolchain.py.jinja"
+TOOLCHAIN = "templates/project/{{op_name}}/_toolchain.py"
 
 
 @cache
 def load() -> types.ModuleType:
     root, _ = template_root()
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(root), keep_trailing_newline=True)
-    source = environment.get_template(TOOLCHAIN_TEMPLATE).render(op_name="opgen_doctor", exact=False)
-    module = types.ModuleType("opgen_project_toolchain")
-    exec(compile(source, str(root / TOOLCHAIN_TEMPLATE), "exec"), module.__dict__)
+    spec = importlib.util.spec_from_file_location("opgen_project_toolchain", root / TOOLCHAIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     # It tells a build what it skips, on stderr; doctor reports the same itself.
     module.say = lambda message: None
     return module

@@ -18,6 +18,8 @@ from pathlib import Path
 from setuptools import setup
 
 NAME = "matmul"
+# CPU and CUDA results must agree bit for bit (opgen new --exact): see _toolchain.py.
+EXACT = False
 ROOT = Path(__file__).resolve().parent
 # The C++ sources: the torch glue and the autograd registration.
 CPP_SOURCES = [f"csrc/{NAME}.cpp", f"csrc/{NAME}_autograd.cpp"]
@@ -39,6 +41,10 @@ def write_build_info(torch, with_cuda: bool, arch_list: str) -> None:
         f"WITH_CUDA = {with_cuda!r}\n"
         f"CUDA_ARCH_LIST = {arch_list!r}\n"
     )
+
+
+def nvcc_flags(toolchain) -> list[str]:
+    return toolchain.NVCC_FLAGS + (toolchain.EXACT_NVCC_FLAGS if EXACT else [])
 
 
 def extensions():
@@ -70,7 +76,7 @@ def extensions():
             f"{NAME}._C",
             [*CPP_SOURCES, f"csrc/{NAME}_kernel.cu"],
             define_macros=[("WITH_CUDA", None)],
-            extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": toolchain.NVCC_FLAGS},
+            extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": nvcc_flags(toolchain)},
             extra_link_args=toolchain.link_flags(),
             py_limited_api=True,
         )

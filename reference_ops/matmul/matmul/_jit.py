@@ -25,6 +25,8 @@ from . import _toolchain
 
 ENVIRONMENT_VARIABLE = "MATMUL_JIT"
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
+# CPU and CUDA results must agree bit for bit (opgen new --exact): see _toolchain.py.
+NVCC_FLAGS = _toolchain.NVCC_FLAGS
 
 
 def enabled() -> bool:
@@ -53,7 +55,7 @@ def load() -> bool:
     with_cuda = cuda_home is not None
     key = hashlib.sha256("\n".join([
         torch.__version__, str(torch.version.cuda), arch_list, str(with_cuda),
-        repr(_toolchain.CXX_FLAGS), repr(_toolchain.NVCC_FLAGS), str(CSRC),
+        repr(_toolchain.CXX_FLAGS), repr(NVCC_FLAGS), str(CSRC),
     ]).encode()).hexdigest()[:16]
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
@@ -72,7 +74,7 @@ def load() -> bool:
             name="matmul_jit",
             sources=[str(source) for source in sources],
             extra_cflags=_toolchain.CXX_FLAGS + defines,
-            extra_cuda_cflags=_toolchain.NVCC_FLAGS + defines,
+            extra_cuda_cflags=NVCC_FLAGS + defines,
             extra_ldflags=_toolchain.link_flags(),
             extra_include_paths=[str(CSRC)],
             build_directory=str(build_directory),

@@ -1,4 +1,4 @@
-"""How matmul is compiled: the CUDA toolkit, the archs and the flags.
+"""How this package is compiled: the CUDA toolkit, the archs and the flags.
 
 Shared by setup.py (ahead-of-time builds) and _jit.py (builds at import); it imports
 nothing from the package and torch only where a function takes it.
@@ -15,12 +15,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-NAME = "matmul"
+# The package this file is in: the op project's name, for messages.
+NAME = Path(__file__).resolve().parent.name
 # -g0: Python's own CFLAGS carry -g, which makes the C++ compile a third slower.
 CXX_FLAGS = ["-O3", "-g0"]
 # -lineinfo maps kernel code to source lines in compute-sanitizer and profilers;
 # --threads 0 compiles the archs in parallel.
 NVCC_FLAGS = ["-O3", "-lineinfo", "--threads", "0"]
+# For ops whose CPU and CUDA results must agree bit for bit (setup.py's EXACT): no fused
+# multiply-adds, which round once where the CPU rounds twice.
+EXACT_NVCC_FLAGS = ["--fmad=false"]
 # Built when no GPU is visible and TORCH_CUDA_ARCH_LIST is unset: machine code for
 # Turing, Ampere (and Ada) and Hopper, plus PTX that the driver compiles for newer GPUs
 # (Blackwell) at first use. Each arch adds a third of a second or more to every rebuild.
