@@ -101,14 +101,14 @@ def _suggested_reference(answers: dict[str, Any]) -> str:
         return "torch.where(x > 0, x, 0)" if "?" in forward else "torch.tanh(x)"
 
 
-def _refuse_missing(key: str, answers: dict[str, Any]) -> None:
+def _refuse_missing(key: str, answers: dict[str, Any], given: set[str]) -> None:
     if key == "reference":
         raise SpecError(f"--forward {answers.get('forward', '')!r} {_why_not_python(answers)}, so it "
                         "cannot serve as the tests' reference; pass --reference with the same op in "
                         f"PyTorch, e.g. --reference '{_suggested_reference(answers)}'")
     if key == "gradients":
-        given = "forward" if "forward" in answers.get("_given", ()) else "signature"
-        raise SpecError(f"--{given} {answers[given]!r} was given without --gradients, and the default "
+        option = "forward" if "forward" in given else "signature"
+        raise SpecError(f"--{option} {answers[option]!r} was given without --gradients, and the default "
                         "gradient is for the default formula; pass --gradients 'x: <expression using "
                         "grad>' for each tensor input, or --no-backward")
     if key == "forward":
@@ -141,7 +141,6 @@ def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
     for key, value in given.items():
         check_answer_text(key, value)
     answers = dict(given)
-    answers["_given"] = set(given)
 
     def settle(key: str, default: Any, help_text: str = "") -> None:
         if key in answers:
@@ -151,7 +150,7 @@ def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
         elif default is not None:
             answers[key] = default
         else:
-            _refuse_missing(key, answers)
+            _refuse_missing(key, answers, set(given))
 
     settle("kind", KINDS[0], f"what the kernel computes ({', '.join(KINDS)})")
     kind = answers["kind"]
@@ -195,6 +194,5 @@ def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
     check_dtypes(answers["dtypes"])
     settle("out_dtype", "same", "'same' as the inputs, or a dtype")
     settle("exact", False, "must CPU and CUDA agree bit for bit?")
-    del answers["_given"]
     validate_answers(answers)
     return {key: answers[key] for key in ("op_name", "inline", *QUESTIONS) if key in answers}

@@ -24,7 +24,6 @@ import os
 import re
 import shlex
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -524,7 +523,7 @@ def libraries_linked_by(command: list[str], extra: list[str]) -> list[str] | Non
             return None
         try:
             return project_toolchain.load().needed_libraries(library)
-        except (OSError, ValueError, struct.error, IndexError):
+        except (OSError, ValueError):
             return None
 
 
@@ -895,7 +894,7 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
 def _lacks_shared_libstdcxx(library: Path) -> bool:
     try:
         return "libstdc++.so.6" not in project_toolchain.load().needed_libraries(library)
-    except (OSError, ValueError, struct.error, IndexError):
+    except (OSError, ValueError):
         return False  # not an ELF file (another platform): nothing to say
 
 

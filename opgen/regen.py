@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import __version__
 from .render import render
+from .spec import SpecError, validate_answers
 from .template_source import ANSWERS_FILE, recorded_answers
 
 
@@ -50,6 +51,10 @@ def regen(project: Path, *, check: bool) -> Drift:
     answers = recorded_answers(project)
     data = {key: value for key, value in answers.items() if not key.startswith("_")}
     recorded = {"_src_path": answers.get("_src_path", ""), "_commit": f"v{__version__}"}
+    try:
+        validate_answers(data)  # an answers file edited by hand, or from an older opgen
+    except SpecError as error:
+        raise RegenError(f"{ANSWERS_FILE}: {error}") from None
     with tempfile.TemporaryDirectory(prefix=".opgen-regen-") as tmp:
         rendered = Path(tmp) / "project"
         render(data, rendered, recorded=recorded)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from . import template_source
-from .spec import SpecError, validate_answers
 
 
 class RenderError(Exception):
@@ -47,7 +46,8 @@ def check_target(target: Path, existing_ok: bool) -> None:
 def render(data: dict[str, Any], into: Path, *, recorded: dict[str, str] | None = None) -> dict[str, Any]:
     """Render opgen's template with `data` into the new directory `into`; copier asks nothing.
 
-    Returns the answers used, validated. `recorded` overrides the git source and version
+    `data` has been checked by the caller (answers.collect, or regen for recorded answers).
+    Returns the answers copier recorded. `recorded` overrides the git source and version
     written to the answers file (default: those of the running opgen's template).
     """
     import copier  # imported here: it is the slowest import of the CLI
@@ -70,13 +70,8 @@ def render(data: dict[str, Any], into: Path, *, recorded: dict[str, str] | None 
             except (ValueError, copier.errors.CopierError) as error:
                 # copier's own validators and type checks on the answers
                 raise RenderError(str(error).strip().splitlines()[0]) from None
-    answers = {key: value for key, value in worker.answers.combined.items()
-               if key in worker.template.questions_data}
-    try:
-        validate_answers(answers)
-    except SpecError as error:
-        raise RenderError(str(error)) from None
-    return answers
+    return {key: value for key, value in worker.answers.combined.items()
+            if key in worker.template.questions_data}
 
 
 def render_project(target: Path, data: dict[str, Any], *, existing_ok: bool = False) -> dict[str, Any]:

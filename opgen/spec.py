@@ -37,7 +37,6 @@ RESERVED_ARGUMENT_NAMES = frozenset("""
 _CPP_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,]+")
 # Python references may also index (x[..., 0]) and multiply matrices (a @ b).
 _PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]@]+")
-_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 # A signature is names, the two types, ':', ',' and number defaults; '*' and '/' pass
 # here only to be refused below with a clearer message.
 _SIGNATURE_CHARS = re.compile(r"[A-Za-z0-9_ .:,=+\-*/]+")

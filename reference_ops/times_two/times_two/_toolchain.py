@@ -214,10 +214,20 @@ def link_flags() -> list[str]:
 
 
 def needed_libraries(library: Path) -> list[str]:
-    """The DT_NEEDED entries of an ELF shared library: the libraries it loads with it."""
+    """The DT_NEEDED entries of an ELF shared library: the libraries it loads with it.
+
+    Raises ValueError for a file that is not a well-formed ELF file (OSError if unreadable).
+    """
     data = Path(library).read_bytes()
     if data[:4] != b"\x7fELF":
         raise ValueError(f"{library} is not an ELF file")
+    try:
+        return _needed_entries(data)
+    except (struct.error, IndexError):
+        raise ValueError(f"{library} is a truncated or malformed ELF file") from None
+
+
+def _needed_entries(data: bytes) -> list[str]:
     wide = data[4] == 2  # ELFCLASS64, else 32-bit
     order = "<" if data[5] == 1 else ">"  # little- or big-endian
     # The section header table: where it is, each entry's size, how many entries.
