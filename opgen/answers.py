@@ -1,146 +1,51 @@
-"""The answers of `opgen new`: the options given, the rest asked or defaulted, all checked.
+"""One op's answers: the options given, the rest asked or defaulted, all checked, typed.
 
 Everything is settled here, in Python, before copier renders anything: copier receives
-every answer and asks nothing, so a refusal always comes before rendering and names the
-answer the user gave (or the default that was taken for them).
+the typed record of every op and asks nothing, so a refusal always comes before
+rendering and names the answer the user gave (or the default that was taken for them).
+The same function reads an op back from a project's recorded answers (opgen regen, add
+and update), so there is one parser.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from .kinds import KIND_OPTIONS, KINDS
+from .naming import name_problem
 from .spec import (
     DTYPES,
     FLOAT_DTYPES,
-    KINDS,
     SpecError,
     canonical_signature,
     check_answer_text,
-    check_backward_dtypes,
-    check_cpp_expression,
     check_dtypes,
-    check_matmul_answers,
-    check_pixel_answers,
-    check_python_expression,
     parse_dtypes,
     parse_signature,
-    validate_answers,
 )
 
-# What each kind starts from, so that `opgen new NAME --kind KIND --defaults` is a working op.
-KIND_DEFAULTS: dict[str, dict[str, Any]] = {
-    "elementwise": {
-        "signature": "x: Tensor, alpha: float = 2.0",
-        "forward": "alpha * x",
-        "gradients": "x: alpha * grad",
-        "backward": True,
-    },
-    "pixel": {
-        "channels": "r, g, b",
-        "signature": "img: Tensor",
-        "forward": "0.299f * r + 0.587f * g + 0.114f * b",
-        "reference": "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]",
-        "backward": False,  # pixel ops have no backward kernels yet
-    },
-    "matmul": {"signature": "a: Tensor, b: Tensor", "backward": True},
-}
-QUESTIONS = ("kind", "channels", "signature", "forward", "reference", "backward", "gradients", "dtypes",
-             "out_dtype", "exact")
 # Ask(question, default, help) -> the answer as typed; None when nothing is asked.
 Ask = Callable[[str, Any, str], Any]
+# The answers of one op, as the command line spells them (`given` below).
+OP_OPTIONS = ("kind", "signature", "channels", "forward", "reference", "backward", "gradients",
+              "dtypes", "out_dtype")
 
 
-def _default_reference(answers: dict[str, Any], defaults: dict[str, Any]) -> str | None:
-    kind = answers["kind"]
-    if kind == "matmul":
-        tensors = [p["name"] for p in parse_signature(answers["signature"])]
-        return f"{tensors[0]} @ {tensors[1]}" if len(tensors) == 2 else None
-    if "reference" in defaults and answers.get("forward") == defaults.get("forward") and \
-            answers["signature"] == defaults["signature"]:
-        return defaults["reference"]
-    if kind == "elementwise" and _why_not_python(answers) is None:
-        return answers["forward"]  # it reads the same in PyTorch
-    return None
+def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
+               ask: Ask | None = None) -> dict[str, Any]:
+    """The op `name`'s record: `given`, then asked (with `ask`) or defaulted, all checked.
 
-
-def _why_not_python(answers: dict[str, Any]) -> str | None:
-    """Why the forward formula cannot serve as the PyTorch reference, or None if it can."""
-    forward = answers.get("forward", "")
-    if "?" in forward:
-        return "uses C++'s ?: operator, which Python does not have (use torch.where)"
-    if answers["kind"] == "pixel":
-        return "is over channels, which Python does not know (index the image: img[..., 0])"
-    names = {p["name"] for p in parse_signature(answers["signature"])}
-    try:
-        check_python_expression("forward", forward, names)
-    except SpecError as error:
-        reason = str(error).removeprefix(f"forward {forward!r} ")
-        return f"is not a PyTorch expression too (as Python, it {reason})"
-    return None
-
-
-# C math functions with a torch function of the same meaning, for suggesting a reference.
-_TORCH_NAMES = {**{name: name for name in """exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan
-    asin acos atan sinh cosh tanh asinh acosh atanh erf erfc floor ceil trunc lgamma pow atan2
-    hypot fmax fmin copysign fmod abs""".split()}, "fabs": "abs"}
-
-
-def _suggested_reference(answers: dict[str, Any]) -> str:
-    """The forward formula in PyTorch, where a spelling change makes it one; else an example."""
-    forward = answers.get("forward", "")
-    suggestion = re.sub(r"(?<![\w.])([A-Za-z_]\w*)(?=\s*\()",
-                        lambda m: f"torch.{_TORCH_NAMES[m[1]]}" if m[1] in _TORCH_NAMES else m[1], forward)
-    suggestion = re.sub(r"(\d\.?\d*(?:[eE][+-]?\d+)?)[fF]\b", r"\1", suggestion)  # 0.5f -> 0.5
-    try:
-        names = {p["name"] for p in parse_signature(answers["signature"])}
-        check_python_expression("reference", suggestion, names)
-        return suggestion
-    except SpecError:
-        return "torch.where(x > 0, x, 0)" if "?" in forward else "torch.tanh(x)"
-
-
-def _refuse_missing(key: str, answers: dict[str, Any], given: set[str]) -> None:
-    if key == "reference":
-        raise SpecError(f"--forward {answers.get('forward', '')!r} {_why_not_python(answers)}, so it "
-                        "cannot serve as the tests' reference; pass --reference with the same op in "
-                        f"PyTorch, e.g. --reference '{_suggested_reference(answers)}'")
-    if key == "gradients":
-        option = "forward" if "forward" in given else "signature"
-        raise SpecError(f"--{option} {answers[option]!r} was given without --gradients, and the default "
-                        "gradient is for the default formula; pass --gradients 'x: <expression using "
-                        "grad>' for each tensor input, or --no-backward")
-    if key == "forward":
-        raise SpecError(f"--signature {answers['signature']!r} was given without --forward, and the "
-                        "default formula uses x and alpha; pass --forward 'C++ expression'")
-    raise SpecError(f"{key} has no answer; pass --{key.replace('_', '-')}")
-
-
-# Options that mean something for some kinds only: given for another, they would be ignored.
-KIND_OPTIONS = {"channels": ("pixel",), "forward": ("elementwise", "pixel"),
-                "gradients": ("elementwise",)}
-
-
-def _refuse_options_of_other_kinds(answers: dict[str, Any], kind: str) -> None:
-    for key, kinds in KIND_OPTIONS.items():
-        if key in answers and kind not in kinds:
-            what = {"matmul": "matmul computes a @ b and its gradients itself",
-                    "pixel": "pixel ops have no backward kernels yet",
-                    "elementwise": "elementwise ops have no channels"}[kind]
-            raise SpecError(f"--{key} {answers[key]!r} does not apply to --kind {kind}: {what}; "
-                            f"drop --{key}")
-
-
-def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
-    """The complete, checked answers: `given`, then asked (with `ask`) or defaulted.
-
-    The signature is returned as opgen parsed it (canonical_signature), so the template
-    renders the values checked here.
+    `given` holds command-line answers (OP_OPTIONS); `exact` is the project's. The record
+    is what copier renders from and the answers file keeps: typed values (params, dtypes,
+    gradients as lists), never strings for the template to split.
     """
+    problem = name_problem(name)
+    if problem:
+        raise SpecError(problem)
     for key, value in given.items():
         check_answer_text(key, value)
-    answers = dict(given)
+    answers = {**given, "exact": exact}
 
     def settle(key: str, default: Any, help_text: str = "") -> None:
         if key in answers:
@@ -149,50 +54,51 @@ def collect(given: dict[str, Any], ask: Ask | None = None) -> dict[str, Any]:
             answers[key] = ask(key, default, help_text)
         elif default is not None:
             answers[key] = default
-        else:
-            _refuse_missing(key, answers, set(given))
 
-    settle("kind", KINDS[0], f"what the kernel computes ({', '.join(KINDS)})")
-    kind = answers["kind"]
-    if kind not in KINDS:
-        raise SpecError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
-    defaults = KIND_DEFAULTS[kind]
-    _refuse_options_of_other_kinds(answers, kind)
-    if kind == "pixel":
-        settle("channels", defaults["channels"], "the channels of the image's last dimension")
-    settle("signature", defaults["signature"], "the Python arguments, e.g. 'x: Tensor, alpha: float = 2.0'")
+    settle("kind", "elementwise", f"what the kernel computes ({', '.join(KINDS)})")
+    if answers["kind"] not in KINDS:
+        raise SpecError(f"kind {answers['kind']!r} is not one of {', '.join(KINDS)}")
+    kind = KINDS[answers["kind"]]
+    for key in sorted(KIND_OPTIONS - kind.OPTIONS):
+        if key in answers:
+            raise SpecError(f"--{key} {answers[key]!r} does not apply to --kind {kind.NAME}: "
+                            f"{kind.WHY_NOT}; drop --{key}")
+    settle("signature", kind.DEFAULTS["signature"],
+           "the Python arguments, e.g. 'x: Tensor, alpha: float = 2.0'")
     params = parse_signature(answers["signature"])
     answers["signature"] = canonical_signature(params)
-    if kind == "matmul":
-        check_matmul_answers(answers, params)
-    settle("backward", defaults["backward"], "generate backward kernels and autograd?")
-    if answers["backward"]:
-        # Before asking for gradients that could not be used.
-        check_backward_dtypes(answers)
-    names = {p["name"] for p in params}
-    tensors = {p["name"] for p in params if p["type"] == "Tensor"}
-    if kind != "matmul":
-        # The default formula, where the signature has its names (another default value is fine).
-        default_forward = defaults["forward"]
-        if kind == "elementwise" and not {"x", "alpha"} <= names:
-            default_forward = None
-        settle("forward", default_forward, "C++ expression for one output element")
-        check_answer_text("forward", answers["forward"])
-        if kind == "pixel":
-            check_cpp_expression("forward", answers["forward"], check_pixel_answers(answers, params))
-        else:
-            check_cpp_expression("forward", answers["forward"], names)
-    settle("reference", _default_reference(answers, defaults), "the same op as a PyTorch expression")
-    if answers["backward"] and kind != "matmul":
-        # The default gradient belongs to the default formula over the default tensors.
-        same_formula = answers.get("forward") == defaults.get("forward") and tensors == {"x"}
-        settle("gradients", defaults.get("gradients") if same_formula else None,
-               "'input: C++ expression using grad' per tensor input, ';'-separated")
+    if name in {p["name"] for p in params}:
+        raise SpecError(f"--signature {answers['signature']!r}: an argument has the op's name "
+                        f"{name!r}; rename it")
     settle("dtypes", list(FLOAT_DTYPES), f"comma-separated, from {','.join(DTYPES)}")
     if isinstance(answers["dtypes"], str):
         answers["dtypes"] = parse_dtypes(answers["dtypes"])
     check_dtypes(answers["dtypes"])
     settle("out_dtype", "same", "'same' as the inputs, or a dtype")
-    settle("exact", False, "must CPU and CUDA agree bit for bit?")
-    validate_answers(answers)
-    return {key: answers[key] for key in ("op_name", "inline", *QUESTIONS) if key in answers}
+    if answers["out_dtype"] != "same" and answers["out_dtype"] not in DTYPES:
+        raise SpecError(f"out_dtype {answers['out_dtype']!r} must be 'same' or one of {', '.join(DTYPES)}")
+    settle("backward", kind.DEFAULTS["backward"], "generate backward kernels and autograd?")
+    kind.settle(answers, settle, params, set(given))
+    return {
+        "name": name,
+        "kind": kind.NAME,
+        "params": params,
+        "reference": answers["reference"],
+        "backward": bool(answers["backward"]),
+        "dtypes": list(answers["dtypes"]),
+        "out_dtype": answers["out_dtype"],
+        **kind.record(answers, params),
+    }
+
+
+def options_of(record: dict[str, Any]) -> dict[str, Any]:
+    """The command-line answers an op record was made from: collect_op(them) gives it back."""
+    given = {
+        "kind": record["kind"],
+        "signature": canonical_signature(record["params"]),
+        "reference": record["reference"],
+        "backward": record["backward"],
+        "dtypes": record["dtypes"],
+        "out_dtype": record["out_dtype"],
+    }
+    return {**given, **KINDS[record["kind"]].options(record)}

@@ -13,7 +13,8 @@ import click
 
 from . import __version__
 from .naming import name_problem
-from .spec import DTYPES, FLOAT_DTYPES, KINDS, SpecError, check_dtypes, parse_dtypes
+from .kinds import KINDS
+from .spec import DTYPES, FLOAT_DTYPES, SpecError, check_dtypes, parse_dtypes
 
 USAGE_ERROR = 2
 
@@ -70,78 +71,141 @@ Examples:
 """
 
 
-@main.command(epilog=NEW_EPILOG)
-@click.argument("name")
-@click.option("-o", "--output-dir", type=click.Path(path_type=Path), default=Path("."),
-              show_default=True, help="Directory to create the project NAME in.")
-@click.option("--kind", type=click.Choice(KINDS), help="What the kernel computes.")
-@click.option("--dtypes", metavar="LIST",
-              help=f"Comma-separated dtypes to support, from {','.join(DTYPES)} "
-                   f"(default: {','.join(FLOAT_DTYPES)}).")
-@click.option("--signature", metavar="ARGS",
-              help="Python arguments: tensors of one shape and floats, e.g. 'x: Tensor, alpha: float = 2.0'.")
-@click.option("--forward", metavar="EXPR", help="C++ expression for one output element, e.g. 'alpha * x'.")
-@click.option("--reference", metavar="EXPR",
-              help="The op as a PyTorch expression, for the tests (default: --forward).")
-@click.option("--gradients", metavar="GRADS",
-              help="'input: C++ expression' for every tensor input, ';'-separated, using grad, "
-                   "e.g. 'x: alpha * grad; mask: non_differentiable'.")
-@click.option("--channels", metavar="NAMES",
-              help="Pixel ops: the channels of the image's last dimension, e.g. 'r, g, b'.")
-@click.option("--out-dtype", type=click.Choice(DTYPES),
-              help="The output's dtype (default: the inputs').")
-@click.option("--exact", is_flag=True,
-              help="CPU and CUDA results must agree bit for bit (no fused multiply-adds on CUDA).")
-@click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd.")
-@click.option("--inline", is_flag=True,
-              help="Write one Python file, NAME.py, built with load_inline (for notebooks).")
-@click.option("--defaults", is_flag=True, help="Ask nothing: unanswered questions take their defaults.")
-@click.option("--existing-ok", is_flag=True,
-              help="Add the project's files to an existing non-empty directory (never overwrites a file).")
-def new(name, output_dir, kind, dtypes, signature, forward, reference, gradients, channels, out_dtype,
-        exact, no_backward, inline, defaults, existing_ok):
-    """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
+def op_options(command):
+    """The options that describe one op: the same for opgen new and opgen add."""
+    options = [
+        click.option("--kind", type=click.Choice(list(KINDS)),
+                     help="What the kernel computes: " + "; ".join(f"{name}: {kind.SUMMARY}"
+                                                              for name, kind in KINDS.items()) + "."),
+        click.option("--dtypes", metavar="LIST",
+                     help=f"Comma-separated dtypes to support, from {','.join(DTYPES)} "
+                          f"(default: {','.join(FLOAT_DTYPES)})."),
+        click.option("--signature", metavar="ARGS",
+                     help="Python arguments: tensors of one shape and floats, e.g. "
+                          "'x: Tensor, alpha: float = 2.0'."),
+        click.option("--forward", metavar="EXPR",
+                     help="C++ expression for one output element, e.g. 'alpha * x'."),
+        click.option("--reference", metavar="EXPR",
+                     help="The op as a PyTorch expression, for the tests (default: --forward)."),
+        click.option("--gradients", metavar="GRADS",
+                     help="'input: C++ expression' for every tensor input, ';'-separated, using grad, "
+                          "e.g. 'x: alpha * grad; mask: non_differentiable'."),
+        click.option("--channels", metavar="NAMES",
+                     help="Pixel ops: the channels of the image's last dimension, e.g. 'r, g, b'."),
+        click.option("--out-dtype", type=click.Choice(DTYPES),
+                     help="The output's dtype (default: the inputs')."),
+        click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd."),
+        click.option("--defaults", is_flag=True,
+                     help="Ask nothing: unanswered questions take their defaults."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
-    On a terminal, questions that no option answers are asked; with --defaults, or when
-    stdin is not a terminal, their defaults are used.
-    """
-    problem = name_problem(name)
-    if problem:
-        fail(problem)
-    if no_backward and gradients is not None:
+
+def given_answers(options: dict) -> dict:
+    """The op's answers given as options, in collect_op's terms; refusals for contradictions."""
+    if options["no_backward"] and options["gradients"] is not None:
         fail("--gradients and --no-backward contradict each other; drop one")
-    given = {"op_name": name}
-    for key, value in (("kind", kind), ("signature", signature), ("forward", forward),
-                       ("reference", reference), ("gradients", gradients), ("channels", channels),
-                       ("out_dtype", out_dtype)):
-        if value is not None:
-            given[key] = value
-    if dtypes is not None:
-        given["dtypes"] = parse_dtypes(dtypes)
+    given = {key: options[key] for key in ("kind", "signature", "forward", "reference", "gradients",
+                                           "channels", "out_dtype") if options[key] is not None}
+    if options["dtypes"] is not None:
+        given["dtypes"] = parse_dtypes(options["dtypes"])
         try:
             check_dtypes(given["dtypes"])
         except SpecError as error:
             fail(f"--{error}")
-    if exact:
-        given["exact"] = True
-    if no_backward:
+    if options["no_backward"]:
         given["backward"] = False
-    if inline:
-        given["inline"] = True
+    return given
 
-    from .answers import collect
+
+@main.command(epilog=NEW_EPILOG)
+@click.argument("name")
+@click.option("-o", "--output-dir", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="Directory to create the project NAME in.")
+@op_options
+@click.option("--exact", is_flag=True,
+              help="CPU and CUDA results must agree bit for bit (no fused multiply-adds on CUDA), "
+                   "for every op of the project.")
+@click.option("--inline", is_flag=True,
+              help="Write one Python file, NAME.py, built with load_inline (for notebooks).")
+@click.option("--existing-ok", is_flag=True,
+              help="Add the project's files to an existing non-empty directory (never overwrites a file).")
+def new(name, output_dir, exact, inline, existing_ok, **options):
+    """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
+
+    NAME is the Python package, the torch.ops namespace and the first op; `opgen add`
+    adds more ops to it. On a terminal, questions that no option answers are asked; with
+    --defaults, or when stdin is not a terminal, their defaults are used.
+    """
+    problem = name_problem(name)
+    if problem:
+        fail(problem)
+    given = given_answers(options)
+
+    from .answers import collect_op
+    from .model import project_record
     from .render import RenderError, render_project
 
-    interactive = not defaults and stdin_is_a_terminal()
+    interactive = not options["defaults"] and stdin_is_a_terminal()
     target = output_dir / name
     try:
-        answers = collect(given, ask=ask_on_the_terminal if interactive else None)
-        render_project(target, answers, existing_ok=existing_ok)
+        if interactive and not exact:
+            exact = ask_on_the_terminal("exact", False, "must CPU and CUDA agree bit for bit?")
+        op = collect_op(name, given, exact=exact, ask=ask_on_the_terminal if interactive else None)
+        render_project(target, project_record(name, [op], inline=inline, exact=exact),
+                       existing_ok=existing_ok)
     except (RenderError, SpecError) as error:
         fail(str(error))
     except (KeyboardInterrupt, click.Abort):
         fail("interrupted; nothing was written", code=130)
     click.echo(next_steps(target, name, inline))
+
+
+ADD_EPILOG = """\b
+Examples:
+  opgen new mylib --defaults && cd mylib
+  opgen add relu --defaults --signature "x: Tensor" --forward "x > 0 ? x : 0" \\
+      --reference "torch.clamp(x, min=0)" --gradients "x: x > 0 ? grad : 0"
+  opgen add mm --kind matmul --defaults
+"""
+
+
+@main.command(epilog=ADD_EPILOG)
+@click.argument("name")
+@click.option("-p", "--project", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="The project to add the op to.")
+@op_options
+def add(name, project, **options):
+    """Add the op NAME to the project made by opgen new (default: the current directory).
+
+    The op gets its own kernel, formulas, glue, Python API, tests and benchmark, and joins
+    the package's library (torch.ops.PACKAGE.NAME). Files you edited take the new op by a
+    three-way merge; where it overlaps your edits, they get <<<<<<< markers, opgen lists
+    them and exits with status 1.
+    """
+    given = given_answers(options)
+
+    from .add import AddError, add_op, current_project
+    from .answers import collect_op
+    from .render import RenderError
+
+    interactive = not options["defaults"] and stdin_is_a_terminal()
+    try:
+        _, record = current_project(project)
+        op = collect_op(name, given, exact=record["exact"], ask=ask_on_the_terminal if interactive else None)
+        result = add_op(project, op)
+    except (AddError, RenderError, SpecError) as error:
+        fail(str(error))
+    except (KeyboardInterrupt, click.Abort):
+        fail("interrupted; nothing was written", code=130)
+    if result.conflicts:
+        fail(f"added {name} to {project}, with conflicts in {', '.join(result.conflicts)}; resolve the "
+             "<<<<<<< markers, then rebuild", code=1)
+    click.echo(f"Added {name} to {project}: {len(result.added)} new files"
+               + (f"; {', '.join(result.changed)} updated" if result.changed else "")
+               + f". Next: pip install --no-build-isolation -e . && pytest -q tests/test_{name}.py")
 
 
 def stdin_is_a_terminal() -> bool:
@@ -154,7 +218,7 @@ def ask_on_the_terminal(question: str, default, help_text: str):
     if isinstance(default, bool):
         return click.confirm(label, default=default)
     if question == "kind":
-        return click.prompt(label, default=default, type=click.Choice(KINDS), show_choices=False)
+        return click.prompt(label, default=default, type=click.Choice(list(KINDS)), show_choices=False)
     if question == "out_dtype":
         return click.prompt(label, default=default, type=click.Choice(["same", *DTYPES]),
                             show_choices=False)

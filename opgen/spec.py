@@ -16,7 +16,6 @@ from typing import Any
 from . import cpp_expression
 from .naming import CPP_KEYWORDS, name_problem
 
-KINDS = ("elementwise", "pixel", "matmul")
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
 ANNOTATIONS = ("Tensor", "float")
@@ -48,10 +47,6 @@ _SIGNATURE_CHARS = re.compile(r"[A-Za-z0-9_ .:,=+\-*/]+")
 # PyTorch operators (x > 0 && x < 1, mask_a | mask_b) and every name must be an argument
 # or a math function, so no command can follow them.
 _NEVER = re.compile(r"[\x00-\x1f\x7f{}$`\\\"'#]")
-# The answers a person gives; copier.yml's computed values (params, grads...) are derived
-# from them and hold JSON and C++.
-USER_ANSWERS = ("op_name", "kind", "channels", "signature", "forward", "reference", "gradients",
-                "dtypes", "out_dtype")
 
 
 class SpecError(ValueError):
@@ -197,16 +192,16 @@ def _check_parentheses(what: str, expression: str) -> None:
 NON_DIFFERENTIABLE = "non_differentiable"
 
 
-def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """'x: alpha * grad; b: grad' -> [{input, expr}], validated against the signature.
+def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """'x: alpha * grad; m: non_differentiable' -> ([{input, formula, reads}], ['m']), validated.
 
     Every tensor input needs a formula, or `non_differentiable`: an input left out would get
-    no gradient (None) without a word. The inputs declared non-differentiable are not in
-    the list returned.
+    no gradient (None) without a word. `reads` lists the tensor inputs a formula reads: the
+    ones autograd saves for the backward kernel.
     """
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
     names = {p["name"] for p in params} | {"grad"}
-    grads, declared = [], []
+    grads, declared, non_differentiable = [], [], []
     for piece in filter(str.strip, gradients.split(";")):
         if ":" not in piece:
             raise SpecError(
@@ -221,9 +216,10 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[s
             raise SpecError(f"gradients: {name!r} is given twice")
         declared.append(name)
         if expression == NON_DIFFERENTIABLE:
+            non_differentiable.append(name)
             continue
-        check_cpp_expression(f"gradient of {name}", expression, names)
-        grads.append({"input": name, "expr": expression})
+        used = check_cpp_expression(f"gradient of {name}", expression, names)
+        grads.append({"input": name, "formula": expression, "reads": [t for t in tensors if t in used]})
     missing = [name for name in tensors if name not in declared]
     if missing:
         raise SpecError(
@@ -235,7 +231,17 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> list[dict[s
         raise SpecError(
             "gradients: no input is differentiable; give 'input: expression' for one, or use --no-backward"
         )
-    return grads
+    # In the signature's order, whatever order they were given in.
+    grads.sort(key=lambda g: tensors.index(g["input"]))
+    non_differentiable.sort(key=tensors.index)
+    return grads, non_differentiable
+
+
+def gradients_text(grads: list[dict[str, Any]], non_differentiable: list[str]) -> str:
+    """The --gradients text of parsed gradients: what parse_gradients reads back the same."""
+    pieces = [f"{g['input']}: {g['formula']}" for g in grads]
+    pieces += [f"{name}: {NON_DIFFERENTIABLE}" for name in non_differentiable]
+    return "; ".join(pieces)
 
 
 def check_answer_text(key: str, value: Any) -> None:
@@ -245,39 +251,6 @@ def check_answer_text(key: str, value: Any) -> None:
             bad = sorted(set(_NEVER.findall(text)))
             raise SpecError(f"{key} {text!r} contains {''.join(bad)!r}; no answer may hold control "
                             "characters, quotes, braces, '$', '`', '\\' or '#'")
-
-
-def validate_answers(answers: dict[str, Any]) -> None:
-    """Raise SpecError for the first answer that cannot be rendered into a working op."""
-    for key in USER_ANSWERS:
-        check_answer_text(key, answers.get(key))
-    problem = name_problem(answers["op_name"])
-    if problem:
-        raise SpecError(problem)
-    if answers.get("kind", KINDS[0]) not in KINDS:
-        raise SpecError(f"kind {answers['kind']!r} is not one of {', '.join(KINDS)}")
-    dtypes = answers.get("dtypes", list(FLOAT_DTYPES))
-    check_dtypes(dtypes)
-    out_dtype = answers.get("out_dtype", "same")
-    if out_dtype != "same" and out_dtype not in DTYPES:
-        raise SpecError(f"out_dtype {out_dtype!r} must be 'same' or one of {', '.join(DTYPES)}")
-    if answers.get("backward", True):
-        check_backward_dtypes(answers)
-    params = parse_signature(answers["signature"])
-    if answers["op_name"] in {p["name"] for p in params}:
-        raise SpecError(f"signature: an argument has the op's name {answers['op_name']!r}; rename it")
-    names = {p["name"] for p in params}
-    if answers.get("kind") == "matmul":
-        check_matmul_answers(answers, params)
-        check_python_expression("reference", answers["reference"], names)
-        return
-    forward_names = names
-    if answers.get("kind") == "pixel":
-        forward_names = check_pixel_answers(answers, params)
-    check_cpp_expression("forward", answers["forward"], forward_names)
-    check_python_expression("reference", answers["reference"], names)
-    if answers.get("backward", True):
-        parse_gradients(answers.get("gradients", ""), params)
 
 
 def check_backward_dtypes(answers: dict[str, Any]) -> None:
@@ -290,37 +263,34 @@ def check_backward_dtypes(answers: dict[str, Any]) -> None:
                         "dtype; pass --no-backward, or choose floating --dtypes and no --out-dtype")
 
 
-def check_matmul_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> None:
-    """A matmul op: two matrices, floating dtypes, the output in the inputs' dtype."""
-    if [p["type"] for p in params] != ["Tensor", "Tensor"]:
-        raise SpecError(f"signature {answers['signature']!r}: a matmul op takes exactly two tensors and "
-                        "nothing else, e.g. --signature 'a: Tensor, b: Tensor'")
-    if any(d not in FLOAT_DTYPES for d in answers.get("dtypes", FLOAT_DTYPES)):
-        raise SpecError(f"matmul supports the floating dtypes {', '.join(FLOAT_DTYPES)} only")
-    if answers.get("out_dtype", "same") != "same" or answers.get("exact"):
-        raise SpecError("matmul outputs the inputs' dtype and is not --exact; drop --out-dtype/--exact")
+def why_not_python(forward: str, names: set[str]) -> str | None:
+    """Why a C++ forward formula cannot serve as the PyTorch reference, or None if it can."""
+    if "?" in forward:
+        return "uses C++'s ?: operator, which Python does not have (use torch.where)"
+    try:
+        check_python_expression("forward", forward, names)
+    except SpecError as error:
+        reason = str(error).removeprefix(f"forward {forward!r} ")
+        return f"is not a PyTorch expression too (as Python, it {reason})"
+    return None
 
 
-def check_pixel_answers(answers: dict[str, Any], params: list[dict[str, Any]]) -> set[str]:
-    """A pixel op: one image tensor, named channels, no backward. Returns the forward's names."""
-    images = [p["name"] for p in params if p["type"] == "Tensor"]
-    if len(images) != 1:
-        raise SpecError(f"a pixel op takes one image tensor; the signature has {len(images)} "
-                        f"({', '.join(images)})")
-    channels = [c.strip() for c in answers.get("channels", "").split(",")]
-    if not all(channels):
-        raise SpecError("channels must name each channel, comma-separated, e.g. 'r, g, b'")
-    for channel in channels:
-        # Channel names are only the parameters of the forward formula in the math header.
-        if (not re.fullmatch(r"[a-z][a-z0-9_]*", channel) or channel in CPP_KEYWORDS
-                or channel in MATH_FUNCTIONS or channel == "acc_t"):
-            raise SpecError(f"channels: {channel!r} must be a lower snake-case name that is not a "
-                            "C++ keyword or math function, e.g. r")
-    if len(set(channels)) != len(channels) or set(channels) & {p["name"] for p in params}:
-        raise SpecError("channels: the channel names must differ from each other and from the arguments")
-    if answers.get("backward", True):
-        raise SpecError("pixel ops have no backward kernels yet; pass --no-backward")
-    return set(channels) | {p["name"] for p in params if p["type"] == "float"}
+# C math functions with a torch function of the same meaning, for suggesting a reference.
+_TORCH_NAMES = {**{name: name for name in """exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan
+    asin acos atan sinh cosh tanh asinh acosh atanh erf erfc floor ceil trunc lgamma pow atan2
+    hypot fmax fmin copysign fmod abs""".split()}, "fabs": "abs"}
+
+
+def suggested_reference(forward: str, names: set[str]) -> str:
+    """The forward formula in PyTorch, where a spelling change makes it one; else an example."""
+    suggestion = re.sub(r"(?<![\w.])([A-Za-z_]\w*)(?=\s*\()",
+                        lambda m: f"torch.{_TORCH_NAMES[m[1]]}" if m[1] in _TORCH_NAMES else m[1], forward)
+    suggestion = re.sub(r"(\d\.?\d*(?:[eE][+-]?\d+)?)[fF]\b", r"\1", suggestion)  # 0.5f -> 0.5
+    try:
+        check_python_expression("reference", suggestion, names)
+        return suggestion
+    except SpecError:
+        return "torch.where(x > 0, x, 0)" if "?" in forward else "torch.tanh(x)"
 
 
 def check_dtypes(dtypes: list[str]) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import template_source
+from .model import read_project
+from .spec import SpecError
 from .template_source import ANSWERS_FILE, recorded_answers
 
 
@@ -54,7 +56,14 @@ def update_project(project: Path) -> UpdateResult:
     project = project.absolute()
     check_updatable(project)
     source = template_source.locate()
-    old_version = recorded_answers(project).get("_commit", "unknown")
+    answers = recorded_answers(project)
+    old_version = answers.get("_commit", "unknown")
+    try:
+        # Read by this opgen: answers of an older one (a project of one op, with op_name,
+        # signature... at the top level) become the ops list the new template renders.
+        data = read_project(answers)
+    except SpecError as error:
+        raise UpdateError(f"{project / ANSWERS_FILE}: {error}") from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # copier's notes on dirty or unversioned sources
         try:
@@ -64,6 +73,7 @@ def update_project(project: Path) -> UpdateResult:
             copier.run_update(
                 str(project),
                 vcs_ref=source.version,
+                data=data,
                 defaults=True,  # keep every recorded answer; ask nothing
                 overwrite=True,
                 quiet=True,

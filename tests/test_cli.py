@@ -26,6 +26,7 @@ DEFAULT_PROJECT_FILES = {
     "pyproject.toml",
     "setup.py",
     "benchmarks/bench_my_op.py",
+    "csrc/library.cpp",
     "csrc/my_op.cpp",
     "csrc/my_op_autograd.cpp",
     "csrc/my_op_kernel.cu",
@@ -35,8 +36,8 @@ DEFAULT_PROJECT_FILES = {
     "my_op/_build_check.py",
     "my_op/_jit.py",
     "my_op/_toolchain.py",
-    "my_op/ops.py",
-    "my_op/reference.py",
+    "my_op/my_op.py",
+    "my_op/my_op_reference.py",
     "tests/test_my_op.py",
 }
 
@@ -77,8 +78,14 @@ def test_answers_record_a_real_git_source_and_version_never_a_staging_path(opgen
         resolved = subprocess.run(["git", "rev-parse", "--verify", answers["_commit"] + "^{commit}"],
                                   cwd=answers["_src_path"], capture_output=True)
         assert resolved.returncode == 0, f"{answers['_commit']} is not a commit of {answers['_src_path']}"
-    assert answers["op_name"] == "my_op" and answers["kind"] == "elementwise"
-    assert answers["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
+    # The answers are data: the ops' parsed values, not strings for the template to split.
+    assert answers["package"] == "my_op" and answers["exact"] is False
+    [op] = answers["ops"]
+    assert op["name"] == "my_op" and op["kind"] == "elementwise"
+    assert op["params"] == [{"name": "x", "type": "Tensor", "default": None},
+                            {"name": "alpha", "type": "float", "default": 2.0}]
+    assert op["gradients"] == [{"input": "x", "formula": "alpha * grad", "reads": []}]
+    assert op["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
 
 
 def test_the_template_url_can_be_overridden_for_forks(opgen, tmp_path, monkeypatch):
@@ -104,10 +111,11 @@ def test_output_dir_and_options_reach_the_project(opgen, tmp_path):
     )
     assert result.exit_code == 0, result.output
     project = tmp_path / "ops" / "nested" / "fused_axpby"
+    library = (project / "csrc" / "library.cpp").read_text()
+    assert 'm.def("fused_axpby(float a, Tensor x, Tensor b) -> Tensor");' in library
     cpp = (project / "csrc" / "fused_axpby.cpp").read_text()
-    assert 'm.def("fused_axpby(float a, Tensor x, Tensor b) -> Tensor");' in cpp
     assert "at::kBFloat16" in cpp and "at::kHalf" not in cpp
-    ops = (project / "fused_axpby" / "ops.py").read_text()
+    ops = (project / "fused_axpby" / "fused_axpby.py").read_text()
     assert "def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:" in ops
     math = (project / "csrc" / "fused_axpby_math.h").read_text()
     assert "return a * x + b;" in math and "grad_wrt_b" in math
@@ -117,10 +125,10 @@ def test_no_backward_drops_autograd(opgen, tmp_path):
     assert opgen("new", "my_op", "--no-backward").exit_code == 0
     project = tmp_path / "my_op"
     assert not (project / "csrc" / "my_op_autograd.cpp").exists()
-    assert "autograd" not in (project / "setup.py").read_text()
     assert "backward" not in (project / "csrc" / "my_op_kernel.cu").read_text()
-    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
-    assert answers["backward"] is False and "gradients" not in answers
+    assert "backward" not in (project / "csrc" / "library.cpp").read_text()
+    [op] = yaml.safe_load((project / ".copier-answers.yml").read_text())["ops"]
+    assert op["backward"] is False and op["gradients"] == []
 
 
 def test_generated_python_passes_ruff(opgen, tmp_path):
@@ -430,9 +438,10 @@ def test_defaults_render_the_value_opgen_parsed(opgen, tmp_path):
     result = opgen("new", "hex_default", "--defaults", "--signature", "x: Tensor, alpha: float = 0x10")
     assert result.exit_code == 0, result.output
     project = tmp_path / "hex_default"
-    assert "alpha: float = 16.0" in (project / "hex_default" / "ops.py").read_text()
-    assert "float alpha=16.0" in (project / "csrc" / "hex_default.cpp").read_text()
-    assert "signature: 'x: Tensor, alpha: float = 16.0'" in (project / ".copier-answers.yml").read_text()
+    assert "alpha: float = 16.0" in (project / "hex_default" / "hex_default.py").read_text()
+    assert "float alpha=16.0" in (project / "csrc" / "library.cpp").read_text()
+    [op] = yaml.safe_load((project / ".copier-answers.yml").read_text())["ops"]
+    assert op["params"][1] == {"name": "alpha", "type": "float", "default": 16.0}
 
 
 @pytest.mark.parametrize("kind", ["elementwise", "pixel", "matmul"])
@@ -445,7 +454,7 @@ def test_a_declared_non_differentiable_input_renders_and_says_so(opgen, tmp_path
     result = opgen("new", "masked", "--defaults", "--signature", "x: Tensor, mask: Tensor",
                    "--forward", "x * mask", "--gradients", "x: mask * grad; mask: non_differentiable")
     assert result.exit_code == 0, result.output
-    ops = (tmp_path / "masked" / "masked" / "ops.py").read_text()
+    ops = (tmp_path / "masked" / "masked" / "masked.py").read_text()
     assert "not with respect to\n    mask, which get no gradient (None)" in ops
     tests = (tmp_path / "masked" / "tests" / "test_masked.py").read_text()
     assert 'NON_DIFFERENTIABLE = ["mask"]' in tests
@@ -477,11 +486,13 @@ def test_questions_are_asked_on_a_terminal(opgen, tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli, "stdin_is_a_terminal", lambda: True)
     runner = CliRunner()
-    answers = "\n".join(["elementwise", "x: Tensor, y: Tensor", "y", "x * y", "", "x: y * grad; y: x * grad",
-                         "float32", "same", "n"]) + "\n"
+    answers = "\n".join(["n", "elementwise", "x: Tensor, y: Tensor", "float32", "same", "y", "x * y", "",
+                         "x: y * grad; y: x * grad"]) + "\n"
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli.main, ["new", "asked_op"], input=answers, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    recorded = (tmp_path / "asked_op" / ".copier-answers.yml").read_text()
-    assert "forward: x * y" in recorded and "gradients: 'x: y * grad; y: x * grad'" in recorded
-    assert "reference: x * y" in recorded  # the default shown: the forward formula
+    [op] = yaml.safe_load((tmp_path / "asked_op" / ".copier-answers.yml").read_text())["ops"]
+    assert op["forward"] == "x * y" and op["dtypes"] == ["float32"]
+    assert [(g["input"], g["formula"], g["reads"]) for g in op["gradients"]] == [
+        ("x", "y * grad", ["y"]), ("y", "x * grad", ["x"])]
+    assert op["reference"] == "x * y"  # the default shown: the forward formula

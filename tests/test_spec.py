@@ -2,14 +2,22 @@
 
 import pytest
 
+from opgen.answers import collect_op, options_of
+from opgen.model import project_record, read_project
 from opgen.spec import (
     SpecError,
     check_cpp_expression,
     check_python_expression,
     parse_gradients,
     parse_signature,
-    validate_answers,
 )
+
+
+def validate_answers(answers):
+    """The op of these command-line answers, as opgen new reads them (no question asked)."""
+    given = {k: v for k, v in answers.items() if k not in ("op_name", "exact")}
+    return collect_op(answers["op_name"], given, exact=answers.get("exact", False))
+
 
 DEFAULTS = {
     "op_name": "my_op",
@@ -107,12 +115,13 @@ def test_python_reference_gets_a_hint_for_the_cpp_ternary():
 
 def test_gradients_are_parsed_against_the_signature():
     params = parse_signature("a: float, x: Tensor, b: Tensor")
-    assert parse_gradients("x: a * grad; b: grad", params) == [
-        {"input": "x", "expr": "a * grad"},
-        {"input": "b", "expr": "grad"},
-    ]
+    # In the signature's order, with the tensors each formula reads.
+    assert parse_gradients("b: grad * x; x: a * grad", params) == ([
+        {"input": "x", "formula": "a * grad", "reads": []},
+        {"input": "b", "formula": "grad * x", "reads": ["x"]},
+    ], [])
     declared = parse_gradients("x: a * grad; b: non_differentiable", params)
-    assert declared == [{"input": "x", "expr": "a * grad"}]
+    assert declared == ([{"input": "x", "formula": "a * grad", "reads": []}], ["b"])
     for bad, says in [
         ("a: grad", "not a tensor argument"),
         ("x: grad; x: grad", "twice"),
@@ -142,7 +151,7 @@ def test_integer_or_converted_outputs_have_no_backward():
     validate_answers({**DEFAULTS, "dtypes": ["uint16"], "out_dtype": "float32", "backward": False})
 
 
-PIXEL = {**DEFAULTS, "kind": "pixel", "signature": "img: Tensor", "channels": "r, g, b",
+PIXEL = {**{k: v for k, v in DEFAULTS.items() if k != "gradients"}, "kind": "pixel", "signature": "img: Tensor", "channels": "r, g, b",
          "forward": "0.299f * r + 0.587f * g + 0.114f * b", "reference": "img[..., 0]",
          "backward": False, "dtypes": ["uint8"]}
 
@@ -162,7 +171,7 @@ def test_pixel_ops_take_one_image_and_named_channels():
         assert says in str(error.value)
 
 
-MATMUL = {**DEFAULTS, "kind": "matmul", "signature": "a: Tensor, b: Tensor", "reference": "a @ b"}
+MATMUL = {**{k: v for k, v in DEFAULTS.items() if k not in ("gradients", "forward")}, "kind": "matmul", "signature": "a: Tensor, b: Tensor", "reference": "a @ b"}
 
 
 def test_matmul_ops_take_two_floating_matrices():
@@ -175,3 +184,45 @@ def test_matmul_ops_take_two_floating_matrices():
         with pytest.raises(SpecError) as error:
             validate_answers({**MATMUL, **change})
         assert says in str(error.value)
+
+
+@pytest.mark.parametrize("answers", [DEFAULTS, PIXEL, MATMUL,
+                                     {**DEFAULTS, "signature": "x: Tensor, m: Tensor",
+                                      "forward": "x * m", "reference": "x * m",
+                                      "gradients": "m: non_differentiable; x: grad * m"}])
+def test_an_op_record_reads_back_as_itself(answers):
+    # regen, add and update re-read recorded ops with the parser opgen new uses.
+    op = validate_answers(answers)
+    assert collect_op(op["name"], options_of(op)) == op
+    record = project_record("lib", [op])
+    assert read_project(record) == record
+
+
+def test_a_record_of_an_older_opgen_reads_as_a_one_op_project():
+    old = {"_commit": "v0.1.0", "op_name": "my_op", **{k: v for k, v in DEFAULTS.items()
+                                                          if k != "op_name"}, "exact": False}
+    record = read_project(old)
+    assert record["package"] == "my_op" and [op["name"] for op in record["ops"]] == ["my_op"]
+    assert record["ops"][0]["gradients"] == [{"input": "x", "formula": "alpha * grad", "reads": []}]
+
+
+@pytest.mark.parametrize("names, says", [
+    (["relu", "relu"], "already has an op named 'relu'"),
+    (["relu", "relu_backward"], "no op may be named relu_backward"),
+    (["relu", "relu_reference"], "would write the same files"),
+    (["library"], "csrc/library.cpp"),
+])
+def test_ops_of_one_project_cannot_collide(names, says):
+    ops = [validate_answers({**DEFAULTS, "op_name": name}) for name in names]
+    with pytest.raises(SpecError, match=says):
+        project_record("lib", ops)
+
+
+def test_a_hand_edited_record_is_refused_naming_the_op():
+    record = project_record("lib", [validate_answers(DEFAULTS)])
+    record["ops"][0]["forward"] = "alpha * y"
+    with pytest.raises(SpecError, match="op 'my_op': forward 'alpha \\* y'"):
+        read_project(record)
+    del record["ops"][0]["params"]
+    with pytest.raises(SpecError, match="op 1 is malformed"):
+        read_project(record)

@@ -1,0 +1,26 @@
+"""The kinds of op opgen generates, one module each.
+
+A kind module holds everything that is particular to its kind on the Python side: what
+its answers default to, which options it takes, how they are checked, and what it adds
+to the op's record. Its template files live in templates/kinds/<kind>/. Adding a kind
+means a module here, its entry below and its template folder; no other kind changes.
+
+Each module defines:
+    NAME: the --kind value.
+    SUMMARY: one line for --help and the question.
+    DEFAULTS: the answers `--defaults` takes, as the command line spells them.
+    OPTIONS: the kind-specific options it accepts (others are refused, not ignored).
+    settle(answers, settle, params): ask or default its own questions and check them.
+    record(answers, params) -> dict: its fields of the op's recorded answers.
+    options(record) -> dict: those fields as the command line spells them.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import elementwise, matmul, pixel
+
+KINDS: dict[str, ModuleType] = {module.NAME: module for module in (elementwise, pixel, matmul)}
+# Options some kind takes; a kind that does not take one refuses it with its reason.
+KIND_OPTIONS = frozenset().union(*(module.OPTIONS for module in KINDS.values()))

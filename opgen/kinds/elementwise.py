@@ -1,0 +1,73 @@
+"""elementwise: y = f(tensors of one shape, float scalars), one output element per element."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import (
+    SpecError,
+    check_backward_dtypes,
+    check_cpp_expression,
+    check_python_expression,
+    gradients_text,
+    parse_gradients,
+    suggested_reference,
+    why_not_python,
+)
+
+NAME = "elementwise"
+SUMMARY = "y = f(tensors of one shape, float scalars), one output element per element"
+DEFAULTS: dict[str, Any] = {
+    "signature": "x: Tensor, alpha: float = 2.0",
+    "forward": "alpha * x",
+    "gradients": "x: alpha * grad",
+    "backward": True,
+}
+OPTIONS = frozenset({"forward", "gradients"})
+WHY_NOT = "elementwise ops have no channels"
+
+
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given: set[str]) -> None:
+    names = {p["name"] for p in params}
+    tensors = {p["name"] for p in params if p["type"] == "Tensor"}
+    # The default formula, where the signature has its names (another default value is fine).
+    settle("forward", DEFAULTS["forward"] if {"x", "alpha"} <= names else None,
+           "C++ expression for one output element")
+    check_cpp_expression("forward", answers["forward"], names)
+    # The formula is its own reference where it reads the same in PyTorch.
+    reason = why_not_python(answers["forward"], names)
+    settle("reference", answers["forward"] if reason is None else None,
+           "the same op as a PyTorch expression")
+    if "reference" not in answers:
+        raise SpecError(f"--forward {answers['forward']!r} {reason}, so it cannot serve as the tests' "
+                        "reference; pass --reference with the same op in PyTorch, e.g. --reference "
+                        f"'{suggested_reference(answers['forward'], names)}'")
+    check_python_expression("reference", answers["reference"], names)
+    if answers["backward"]:
+        check_backward_dtypes(answers)
+        # The default gradient belongs to the default formula over the default tensors.
+        same_formula = answers["forward"] == DEFAULTS["forward"] and tensors == {"x"}
+        settle("gradients", DEFAULTS["gradients"] if same_formula else None,
+               "'input: C++ expression using grad' per tensor input, ';'-separated")
+        if "gradients" not in answers:
+            option = "forward" if "forward" in given else "signature"
+            raise SpecError(f"--{option} {answers[option]!r} was given without --gradients, and the "
+                            "default gradient is for the default formula; pass --gradients 'x: "
+                            "<expression using grad>' for each tensor input, or --no-backward")
+        parse_gradients(answers["gradients"], params)
+
+
+def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:
+    gradients, non_differentiable = [], []
+    if answers["backward"]:
+        gradients, non_differentiable = parse_gradients(answers["gradients"], params)
+    return {"forward": answers["forward"], "gradients": gradients,
+            "non_differentiable": non_differentiable}
+
+
+def options(record: dict[str, Any]) -> dict[str, Any]:
+    """The command-line answers of record()'s fields."""
+    given = {"forward": record["forward"]}
+    if record["gradients"]:
+        given["gradients"] = gradients_text(record["gradients"], record["non_differentiable"])
+    return given

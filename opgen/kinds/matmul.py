@@ -1,0 +1,39 @@
+"""matmul: C = A @ B for 2-D matrices, a shared-memory tiled kernel (tensor cores for half types)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import FLOAT_DTYPES, SpecError, check_python_expression
+
+NAME = "matmul"
+SUMMARY = "C = A @ B for 2-D matrices, a shared-memory tiled kernel"
+DEFAULTS: dict[str, Any] = {"signature": "a: Tensor, b: Tensor", "backward": True}
+OPTIONS = frozenset()
+WHY_NOT = "matmul computes a @ b and its gradients itself"
+
+
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given: set[str]) -> None:
+    if [p["type"] for p in params] != ["Tensor", "Tensor"]:
+        raise SpecError(f"--signature {answers['signature']!r}: a matmul op takes exactly two tensors "
+                        "and nothing else, e.g. --signature 'a: Tensor, b: Tensor'")
+    if any(d not in FLOAT_DTYPES for d in answers["dtypes"]):
+        raise SpecError(f"--dtypes {','.join(answers['dtypes'])}: matmul supports the floating dtypes "
+                        f"{', '.join(FLOAT_DTYPES)} only")
+    if answers["out_dtype"] != "same":
+        raise SpecError(f"--out-dtype {answers['out_dtype']}: matmul outputs the inputs' dtype; "
+                        "drop --out-dtype")
+    if answers["exact"]:
+        raise SpecError("matmul is not --exact: its CUDA kernels sum in another order than the CPU's; "
+                        "drop --exact (or keep matmul out of an --exact project)")
+    a, b = (p["name"] for p in params)
+    settle("reference", f"{a} @ {b}", "the same op as a PyTorch expression")
+    check_python_expression("reference", answers["reference"], {a, b})
+
+
+def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:
+    return {}
+
+
+def options(record: dict[str, Any]) -> dict[str, Any]:
+    return {}

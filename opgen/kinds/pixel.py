@@ -1,0 +1,71 @@
+"""pixel: y[...] = f(the channels of x[..., :]) over images whose last dimension holds channels."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..naming import CPP_KEYWORDS
+from ..spec import MATH_FUNCTIONS, SpecError, check_cpp_expression, check_python_expression
+
+NAME = "pixel"
+SUMMARY = "y[...] = f(x[..., channel 0], x[..., channel 1], ...) over channel-packed images"
+DEFAULTS: dict[str, Any] = {
+    "channels": "r, g, b",
+    "signature": "img: Tensor",
+    "forward": "0.299f * r + 0.587f * g + 0.114f * b",
+    "reference": "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]",
+    "backward": False,  # pixel ops have no backward kernels yet
+}
+OPTIONS = frozenset({"channels", "forward"})
+WHY_NOT = "pixel ops have no backward kernels yet"
+
+
+def parse_channels(text: str, params: list[dict[str, Any]]) -> list[str]:
+    """'r, g, b' -> ['r', 'g', 'b']: the names the forward formula gives a pixel's channels."""
+    channels = [c.strip() for c in text.split(",")]
+    if not all(channels):
+        raise SpecError(f"channels {text!r} must name each channel, comma-separated, e.g. 'r, g, b'")
+    for channel in channels:
+        # Channel names are only the parameters of the forward formula in the math header.
+        if (not re.fullmatch(r"[a-z][a-z0-9_]*", channel) or channel in CPP_KEYWORDS
+                or channel in MATH_FUNCTIONS):
+            raise SpecError(f"channels: {channel!r} must be a lower snake-case name that is not a "
+                            "C++ keyword or math function, e.g. r")
+    if len(set(channels)) != len(channels) or set(channels) & {p["name"] for p in params}:
+        raise SpecError(f"channels {text!r}: the channel names must differ from each other and from "
+                        "the arguments")
+    return channels
+
+
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given: set[str]) -> None:
+    images = [p["name"] for p in params if p["type"] == "Tensor"]
+    if len(images) != 1:
+        raise SpecError(f"--signature {answers['signature']!r}: a pixel op takes one image tensor, "
+                        f"not {len(images)} ({', '.join(images)})")
+    if answers["backward"]:
+        raise SpecError("pixel ops have no backward kernels yet; pass --no-backward")
+    settle("channels", DEFAULTS["channels"], "the channels of the image's last dimension")
+    channels = parse_channels(answers["channels"], params)
+    scalars = {p["name"] for p in params if p["type"] == "float"}
+    settle("forward", DEFAULTS["forward"], "C++ expression for one output value, over the channels")
+    check_cpp_expression("forward", answers["forward"], set(channels) | scalars)
+    default_reference = (DEFAULTS["reference"] if answers["forward"] == DEFAULTS["forward"]
+                         and answers["signature"] == DEFAULTS["signature"] else None)
+    settle("reference", default_reference, "the same op as a PyTorch expression over the image")
+    if "reference" not in answers:
+        # The formula is over channels, which Python does not know.
+        image = images[0]
+        example = " + ".join(f"{image}[..., {i}]" for i in range(len(channels)))
+        raise SpecError(f"--forward {answers['forward']!r} is over channels, which the PyTorch reference "
+                        f"cannot name; pass --reference indexing the image, e.g. --reference '{example}'")
+    check_python_expression("reference", answers["reference"], {p["name"] for p in params})
+
+
+def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"channels": parse_channels(answers["channels"], params), "forward": answers["forward"]}
+
+
+def options(record: dict[str, Any]) -> dict[str, Any]:
+    """The command-line answers of record()'s fields."""
+    return {"channels": ", ".join(record["channels"]), "forward": record["forward"]}
