@@ -13,7 +13,7 @@ from functools import cache
 
 from .template_source import template_root
 
-TOOLCHAIN = "templates/project/{{op_name}}/_toolchain.py"
+TOOLCHAIN = "templates/project/{{package}}/_toolchain.py"
 
 
 @cache

@@ -61,11 +61,11 @@ def template_repo(tmp_path) -> Path:
 def release_v2(repo: Path) -> None:
     project = repo / "templates" / "project"
     (project / NEW_FILE).write_text("Rendered by template v2.\n")
-    kernel = project / "csrc" / "{{op_name}}_kernel.cu.jinja"
+    kernel = repo / "templates" / "kinds" / "common" / "kernel.cu.jinja"
     first_line = "// {{op_name}}_kernel.cu: the CUDA kernels of {{op_name}} and their launchers."
     assert first_line in kernel.read_text()
     kernel.write_text(kernel.read_text().replace(first_line, first_line + " (template v2)"))
-    math = project / "csrc" / "{{math_header}}.jinja"  # renders as csrc/<op>_math.h
+    math = repo / "templates" / "kinds" / "elementwise" / "math.h.jinja"  # csrc/<op>_math.h
     assert "  return {{forward}};\n" in math.read_text()
     math.write_text(math.read_text().replace("  return {{forward}};\n", "  return ({{forward}});  // v2\n"))
     set_version(repo, "2.0.0")
@@ -268,3 +268,54 @@ def test_the_template_needs_no_trust():
     # Tasks, migrations and Jinja extensions would make every copy and update need --trust.
     config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
     assert not {"_tasks", "_migrations", "_jinja_extensions"} & set(config)
+
+
+# The last template that kept one op per project (op_name, signature, ... as strings).
+ONE_OP_TEMPLATE = "37ec109"
+
+
+def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_path):
+    # A project made before opgen recorded its answers as an ops list: opgen update reads
+    # its answers with this opgen's parser and moves it to the layout that holds several
+    # ops, keeping the user's formula, and opgen add then works on it.
+    repo = tmp_path / "opgen-repo"
+    repo.mkdir()
+    archive = subprocess.run(["git", "archive", ONE_OP_TEMPLATE], cwd=REPO_ROOT, capture_output=True)
+    assert archive.returncode == 0, archive.stderr.decode()
+    subprocess.run(["tar", "-x", "-C", str(repo)], input=archive.stdout, check=True)
+    set_version(repo, "1.0.0")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one op per project")
+    git(repo, "tag", "v1.0.0")
+    assert opgen_from_checkout(repo, "new", "my_op", "--defaults", cwd=tmp_path).returncode == 0
+    project = tmp_path / "my_op"
+    assert (project / "my_op" / "ops.py").is_file()  # the old layout
+    commit_and_edit_like_a_user(project)
+    # This opgen, at v2.0.0 in the same repository.
+    for name in ("opgen", "templates"):
+        shutil.rmtree(repo / name)
+        shutil.copytree(REPO_ROOT / name, repo / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+    shutil.copy2(REPO_ROOT / "copier.yml", repo / "copier.yml")
+    set_version(repo, "2.0.0")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "several ops per project")
+    git(repo, "tag", "v2.0.0")
+
+    result = opgen_from_checkout(repo, "update", "my_op", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["_commit"] == "v2.0.0" and answers["package"] == "my_op" and "op_name" not in answers
+    assert [op["name"] for op in answers["ops"]] == ["my_op"]
+    assert "alpha * x * x;  // mine" in (project / SHARED_FILE).read_text()
+    assert not (project / "my_op" / "ops.py").exists() and (project / "my_op" / "my_op.py").is_file()
+    assert 'm.def("my_op(' in (project / "csrc" / "library.cpp").read_text()
+    assert git(project, "ls-files", "--unmerged") == ""
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "update")
+    added = opgen_from_checkout(repo, "add", "relu", "--defaults", "--signature", "x: Tensor",
+                                "--forward", "x > 0 ? x : 0", "--reference", "torch.clamp(x, min=0)",
+                                "--gradients", "x: x > 0 ? grad : 0", cwd=project)
+    assert added.returncode == 0, added.stderr
+    assert 'm.def("relu(' in (project / "csrc" / "library.cpp").read_text()

@@ -33,6 +33,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given:
     # The default formula, where the signature has its names (another default value is fine).
     settle("forward", DEFAULTS["forward"] if {"x", "alpha"} <= names else None,
            "C++ expression for one output element")
+    if "forward" not in answers:
+        raise SpecError(f"--signature {answers['signature']!r} was given without --forward, and the "
+                        "default formula uses x and alpha; pass --forward 'C++ expression'")
     check_cpp_expression("forward", answers["forward"], names)
     # The formula is its own reference where it reads the same in PyTorch.
     reason = why_not_python(answers["forward"], names)
