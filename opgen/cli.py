@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .naming import name_problem
 from .kinds import KINDS
+from .naming import name_problem
 from .spec import DTYPES, FLOAT_DTYPES, SpecError, check_dtypes, parse_dtypes
 
 USAGE_ERROR = 2
@@ -130,14 +130,17 @@ def given_answers(options: dict) -> dict:
                    "for every op of the project.")
 @click.option("--inline", is_flag=True,
               help="Write one Python file, NAME.py, built with load_inline (for notebooks).")
+@click.option("--op", "op_name", metavar="OP",
+              help="The first op's name, if not NAME (opgen add adds more).")
 @click.option("--existing-ok", is_flag=True,
               help="Add the project's files to an existing non-empty directory (never overwrites a file).")
-def new(name, output_dir, exact, inline, existing_ok, **options):
+def new(name, output_dir, exact, inline, op_name, existing_ok, **options):
     """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
 
-    NAME is the Python package, the torch.ops namespace and the first op; `opgen add`
-    adds more ops to it. On a terminal, questions that no option answers are asked; with
-    --defaults, or when stdin is not a terminal, their defaults are used.
+    NAME is the Python package and the torch.ops namespace; its first op is NAME too,
+    or --op's name. `opgen add` adds more ops to it. On a terminal, questions that no
+    option answers are asked; with --defaults, or when stdin is not a terminal, their
+    defaults are used.
     """
     problem = name_problem(name)
     if problem:
@@ -153,7 +156,8 @@ def new(name, output_dir, exact, inline, existing_ok, **options):
     try:
         if interactive and not exact:
             exact = ask_on_the_terminal("exact", False, "must CPU and CUDA agree bit for bit?")
-        op = collect_op(name, given, exact=exact, ask=ask_on_the_terminal if interactive else None)
+        op = collect_op(op_name or name, given, exact=exact,
+                        ask=ask_on_the_terminal if interactive else None)
         render_project(target, project_record(name, [op], inline=inline, exact=exact),
                        existing_ok=existing_ok)
     except (RenderError, SpecError) as error:

@@ -816,15 +816,15 @@ def read_project(project: Path) -> dict:
     if not answers or not isinstance(answers, dict):
         raise DoctorError(f"{project} has no {ANSWERS_FILE}, so opgen did not generate it; "
                           "give the directory of a project made by opgen new")
-    name = answers.get("op_name")
+    name = answers.get("package") or answers.get("op_name")  # op_name: projects of opgen 0.1.0
     problem = name_problem(name) if isinstance(name, str) else "it is missing"
     if problem:  # the name becomes a path below: never follow one from an edited file
-        raise DoctorError(f"{project / ANSWERS_FILE} has no valid op_name ({problem}); restore it from git")
+        raise DoctorError(f"{project / ANSWERS_FILE} has no valid package ({problem}); restore it from git")
     return answers
 
 
 def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -> list[Check]:
-    name = answers["op_name"]
+    name = answers.get("package") or answers["op_name"]
     version = answers.get("_commit", "unknown version")
     if answers.get("inline"):
         return [Check("project", OK, f"{name} at {project}, template {version}; --inline: {name}.py builds "

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .render import render
 from .model import read_project
+from .render import render
 from .spec import SpecError
 from .template_source import ANSWERS_FILE, recorded_answers
 

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from . import cpp_expression
-from .naming import CPP_KEYWORDS, name_problem
+from .naming import CPP_KEYWORDS
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")

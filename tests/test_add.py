@@ -48,8 +48,9 @@ def test_an_added_op_gets_its_own_files_and_joins_the_library(opgen, project):
 
 def test_an_edited_shared_file_keeps_the_edit(opgen, project):
     init = project / "mylib" / "__init__.py"
-    docstring_end = init.read_text().index('"""\n', 3) + 4
-    init.write_text(init.read_text()[:docstring_end] + "\nVERSION = '1.0'  # mine\n" + init.read_text()[docstring_end:])
+    text = init.read_text()
+    docstring_end = text.index('"""\n', 3) + 4
+    init.write_text(text[:docstring_end] + "\nVERSION = '1.0'  # mine\n" + text[docstring_end:])
     assert opgen("add", "relu", "-p", str(project), *RELU).exit_code == 0
     text = init.read_text()
     assert "VERSION = '1.0'  # mine" in text and "from .relu import relu" in text
@@ -73,7 +74,8 @@ def test_an_edit_where_the_op_goes_is_a_conflict_with_markers(opgen, project):
     (["library", "--defaults"], "csrc/library.cpp"),
     (["mm", "--kind", "matmul", "--defaults", "--forward", "x"], "--forward 'x' does not apply"),
     (["Relu", "--defaults"], "lower snake case"),
-    (["relu", "--defaults", "--signature", "x: Tensor"], "--signature 'x: Tensor' was given without --forward"),
+    (["relu", "--defaults", "--signature", "x: Tensor"],
+     "--signature 'x: Tensor' was given without --forward"),
     (["relu", "--defaults", "--signature", "x: Tensor", "--forward", "x"], "given without --gradients"),
 ])
 def test_a_bad_op_is_refused_and_nothing_changes(opgen, project, args, says):
@@ -108,7 +110,8 @@ def test_the_exact_setting_is_the_projects(opgen, tmp_path):
 
 
 def test_add_works_in_a_git_checkout_and_leaves_committing_to_the_user(opgen, project):
-    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v"]):
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v"]
+    for args in (["init", "-q"], ["add", "-A"], commit):
         subprocess.run(["git", *args], cwd=project, check=True)
     assert opgen("add", "relu", "-p", str(project), *RELU).exit_code == 0
     status = subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True, text=True)

@@ -565,7 +565,7 @@ def test_the_project_is_read_not_imported(opgen, probed, tmp_path):
     ("make", "says"),
     [
         (lambda p: None, "has no .copier-answers.yml, so opgen did not generate it"),
-        (lambda p: (p / ".copier-answers.yml").write_text("op_name: ../../etc\n"), "has no valid op_name"),
+        (lambda p: (p / ".copier-answers.yml").write_text("op_name: ../../etc\n"), "has no valid package"),
     ],
 )
 def test_a_path_that_is_no_project_is_a_usage_error(opgen, tmp_path, make, says):

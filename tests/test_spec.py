@@ -151,7 +151,8 @@ def test_integer_or_converted_outputs_have_no_backward():
     validate_answers({**DEFAULTS, "dtypes": ["uint16"], "out_dtype": "float32", "backward": False})
 
 
-PIXEL = {**{k: v for k, v in DEFAULTS.items() if k != "gradients"}, "kind": "pixel", "signature": "img: Tensor", "channels": "r, g, b",
+WITHOUT_GRADIENTS = {k: v for k, v in DEFAULTS.items() if k != "gradients"}
+PIXEL = {**WITHOUT_GRADIENTS, "kind": "pixel", "signature": "img: Tensor", "channels": "r, g, b",
          "forward": "0.299f * r + 0.587f * g + 0.114f * b", "reference": "img[..., 0]",
          "backward": False, "dtypes": ["uint8"]}
 
@@ -171,7 +172,8 @@ def test_pixel_ops_take_one_image_and_named_channels():
         assert says in str(error.value)
 
 
-MATMUL = {**{k: v for k, v in DEFAULTS.items() if k not in ("gradients", "forward")}, "kind": "matmul", "signature": "a: Tensor, b: Tensor", "reference": "a @ b"}
+MATMUL = {**{k: v for k, v in WITHOUT_GRADIENTS.items() if k != "forward"}, "kind": "matmul",
+           "signature": "a: Tensor, b: Tensor", "reference": "a @ b"}
 
 
 def test_matmul_ops_take_two_floating_matrices():

@@ -21,8 +21,10 @@ NAME = "vector_add"
 # CPU and CUDA results must agree bit for bit (opgen new --exact): see _toolchain.py.
 EXACT = False
 ROOT = Path(__file__).resolve().parent
-# The C++ sources: the torch glue and the autograd registration.
-CPP_SOURCES = [f"csrc/{NAME}.cpp", f"csrc/{NAME}_autograd.cpp"]
+# Every source in csrc/: the library's schemas, each op's glue and autograd (C++), and its
+# CUDA kernels (.cu), which build only where nvcc is found.
+CPP_SOURCES = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "csrc").glob("*.cpp"))
+CUDA_SOURCES = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "csrc").glob("*.cu"))
 
 
 def load_toolchain():
@@ -74,7 +76,7 @@ def extensions():
     return [
         CUDAExtension(
             f"{NAME}._C",
-            [*CPP_SOURCES, f"csrc/{NAME}_kernel.cu"],
+            [*CPP_SOURCES, *CUDA_SOURCES],
             define_macros=[("WITH_CUDA", None)],
             extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": nvcc_flags(toolchain)},
             extra_link_args=toolchain.link_flags(),

@@ -17,6 +17,7 @@ namespace fused_axpby {
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
+
 // out[i] = forward(a, x[i], b[i])
 template <typename T>
 cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a, cudaStream_t stream);

@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.fused_axpby
     from ._build_info import WITH_CUDA
 
-from .ops import fused_axpby  # noqa: E402
+from .fused_axpby import fused_axpby  # noqa: E402
 
 __all__ = ["fused_axpby", "WITH_CUDA"]

@@ -21,7 +21,7 @@ import time
 import torch
 
 from matmul import matmul
-from matmul.reference import reference
+from matmul.matmul_reference import reference
 
 DTYPES = {
     "float32": torch.float32,
@@ -134,7 +134,6 @@ def main() -> None:
               f"{row['percent_of_cublas']:>8.1f}", flush=True)
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
-
 
 
 if __name__ == "__main__":

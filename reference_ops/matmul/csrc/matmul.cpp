@@ -1,12 +1,11 @@
-// matmul.cpp: registers matmul with PyTorch, checks its inputs and runs it on the
-// CPU; on CUDA it calls the launchers of csrc/matmul_kernel.cu.
+// matmul.cpp: matmul on the CPU, and on CUDA through the launchers of
+// csrc/matmul_kernel.cu; both check their inputs first. csrc/library.cpp declares
+// its schema.
 //
 // Light ATen headers only (not torch/extension.h, not ATen/ops/*.h: outputs come from
 // at::detail::empty_cpu and empty_cuda), so this file compiles in a few seconds.
-// The op goes through the dispatcher (TORCH_LIBRARY), so it works with autograd,
+// The op goes through the dispatcher (TORCH_LIBRARY_IMPL), so it works with autograd,
 // torch.compile and every device that has a kernel registered below.
-#include <Python.h>
-
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
@@ -18,8 +17,8 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <vector>
 #include <algorithm>
+#include <vector>
 
 #ifdef WITH_CUDA
 #include <ATen/cuda/EmptyTensor.h>
@@ -62,26 +61,6 @@ struct NamedTensor {
   const at::Tensor& tensor;
 };
 
-// Every tensor argument must have a supported dtype and the dtype, device and shape of
-// the first one. Each message names the argument, what it got and what was expected.
-void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
-  const NamedTensor& first = *args.begin();
-  for (const NamedTensor& arg : args) {
-    const at::Tensor& t = arg.tensor;
-    TORCH_CHECK(is_supported(t.scalar_type()), op, ": ", arg.name, " has dtype ",
-                dtype_name(t.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
-    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name,
-                " has dtype ", dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
-                dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
-    TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
-                " but ", first.name, " is on ", first.tensor.device(),
-                "; move the tensors to one device");
-    TORCH_CHECK(t.sizes() == first.tensor.sizes(), op, ": ", arg.name, " has shape ", t.sizes(),
-                " but ", first.name, " has shape ", first.tensor.sizes(),
-                "; pass tensors of one shape (no broadcasting)");
-  }
-}
-
 // A new contiguous tensor on like's device. at::detail::empty_cpu and empty_cuda allocate
 // directly; Tensor::new_empty goes through the dispatcher twice (new_empty, then empty),
 // which took a quarter of a microsecond of a 1.8 us call on small CPU tensors.
@@ -120,6 +99,7 @@ typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
 #endif  // WITH_CUDA
+
 
 // A product needs two matrices of one supported dtype, on one device, whose inner
 // dimensions agree.
@@ -215,13 +195,8 @@ std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad, co
 }
 #endif  // WITH_CUDA
 
-}  // namespace
 
-// The schemas: what torch.ops.matmul accepts, for every device.
-TORCH_LIBRARY(matmul, m) {
-  m.def("matmul(Tensor a, Tensor b) -> Tensor");
-  m.def("matmul_backward(Tensor grad, Tensor a, Tensor b) -> (Tensor, Tensor)");
-}
+}  // namespace
 
 TORCH_LIBRARY_IMPL(matmul, CPU, m) {
   m.impl("matmul", &forward_cpu);
@@ -235,12 +210,4 @@ TORCH_LIBRARY_IMPL(matmul, CUDA, m) {
 }
 #endif
 
-
 }  // namespace matmul
-
-// `import matmul._C` loads this library, which runs the registrations above. The
-// module itself is empty; TORCH_LIBRARY, not pybind11, exposes the op.
-extern "C" PyObject* PyInit__C(void) {
-  static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
-  return PyModule_Create(&module);
-}

@@ -51,7 +51,7 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
 }
 
 // kVec elements that move as one unit: one load or store of up to 16 bytes, or several
-// 16-byte ones for a wider type (an output wider than its input, doubles in matmul).
+// 16-byte ones for a wider type.
 template <typename T, int kVec>
 struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
@@ -398,6 +398,5 @@ template cudaError_t matmul_cuda<__half>(const __half*, const __half*, __half*, 
                                           int64_t, int64_t, cudaStream_t);
 template cudaError_t matmul_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t,
                                           int64_t, int64_t, cudaStream_t);
-
 
 }  // namespace matmul

@@ -17,6 +17,7 @@ namespace matmul {
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
+
 // c[i, j] = sum over l of a[i, l] * b[l, j], for contiguous (row-major) a of m×k, b of
 // k×n and c of m×n.
 template <typename T>

@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.matmul
     from ._build_info import WITH_CUDA
 
-from .ops import matmul  # noqa: E402
+from .matmul import matmul  # noqa: E402
 
 __all__ = ["matmul", "WITH_CUDA"]

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from matmul import WITH_CUDA, matmul
-from matmul.reference import reference
+from matmul.matmul_reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -310,4 +310,3 @@ def test_inputs_on_a_device_other_than_the_current_one():
     assert grad_a.device == grad_b.device == torch.device("cuda:1")
     assert_is_the_product(grad_a, grad, b.t())
     assert_is_the_product(grad_b, a.t(), grad)
-

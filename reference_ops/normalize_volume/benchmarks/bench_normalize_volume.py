@@ -6,7 +6,7 @@
 
 For each size: the median time of the op (alone up to 2^20 elements: a call's cost;
 ten back to back above: a call's device time); of the same expression in eager PyTorch
-(normalize_volume.reference); of that expression under torch.compile; and of out.copy_(x),
+(normalize_volume/normalize_volume_reference.py); of that expression under torch.compile; and of out.copy_(x),
 a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
 the op must move (each input read once, the output written once); "% copy" is that
 bandwidth over the copy's, measured in the same run.
@@ -23,7 +23,7 @@ import time
 import torch
 
 from normalize_volume import normalize_volume
-from normalize_volume.reference import reference
+from normalize_volume.normalize_volume_reference import reference
 
 DTYPES = {
     "uint16": torch.uint16,
@@ -82,8 +82,6 @@ def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
 
 TENSOR_ARGS = ["vol"]
 SCALARS = {"max_val": 0.75}
-# Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
-CHANNELS = None
 
 
 # Up to this size a call is timed alone between two events: what one call costs, its
@@ -92,8 +90,13 @@ CHANNELS = None
 LATENCY_SIZE = 1 << 20
 
 
+def input_shape(n: int) -> tuple:
+    """Each tensor input's shape for n output elements."""
+    return (n,)
+
+
 def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
-    shape = (n, CHANNELS) if CHANNELS else (n,)
+    shape = input_shape(n)
     if dtype.is_floating_point:
         return torch.randn(shape, dtype=dtype, device=device)
     high = min(torch.iinfo(dtype).max + 1, 1 << 16)

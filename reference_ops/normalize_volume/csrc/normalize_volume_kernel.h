@@ -17,6 +17,7 @@ namespace normalize_volume {
 // The output element type for input element type T.
 template <typename T>
 using Out = float;
+
 // out[i] = forward(vol[i], max_val)
 template <typename T>
 cudaError_t forward_cuda(const T* vol, Out<T>* out, int64_t n, double max_val, cudaStream_t stream);

@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.normalize_volume
     from ._build_info import WITH_CUDA
 
-from .ops import normalize_volume  # noqa: E402
+from .normalize_volume import normalize_volume  # noqa: E402
 
 __all__ = ["normalize_volume", "WITH_CUDA"]

@@ -46,7 +46,7 @@ def load() -> bool:
 
     Returns whether the build has CUDA kernels.
     """
-    if not (CSRC / "normalize_volume.cpp").is_file():
+    if not (CSRC / "library.cpp").is_file():
         raise ImportError(f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
                           f"and there is none at {CSRC}; unset it or use the project checkout")
     cuda_home, arch_list = _toolchain.prepare_cuda(torch, announce=False)
@@ -61,8 +61,7 @@ def load() -> bool:
     build_directory.mkdir(parents=True, exist_ok=True)
     library = build_directory / "normalize_volume_jit.so"
     defines = ["-DWITH_CUDA"] if with_cuda else []
-    sources = [CSRC / "normalize_volume.cpp"]
-    sources += [CSRC / "normalize_volume_kernel.cu"] if with_cuda else []
+    sources = sorted(CSRC.glob("*.cpp")) + (sorted(CSRC.glob("*.cu")) if with_cuda else [])
     with open(build_directory / "build.lock", "w") as lock:
         # The OS releases this lock when its process dies, killed or not.
         fcntl.flock(lock, fcntl.LOCK_EX)

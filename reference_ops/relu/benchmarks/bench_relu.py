@@ -6,7 +6,7 @@
 
 For each size: the median time of the op (alone up to 2^20 elements: a call's cost;
 ten back to back above: a call's device time); of the same expression in eager PyTorch
-(relu.reference); of that expression under torch.compile; and of out.copy_(x),
+(relu/relu_reference.py); of that expression under torch.compile; and of out.copy_(x),
 a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
 the op must move (each input read once, the output written once); "% copy" is that
 bandwidth over the copy's, measured in the same run. Also a forward and backward pass
@@ -25,7 +25,7 @@ import time
 import torch
 
 from relu import relu
-from relu.reference import reference
+from relu.relu_reference import reference
 
 DTYPES = {
     "float32": torch.float32,
@@ -87,8 +87,6 @@ def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
 
 TENSOR_ARGS = ["x"]
 SCALARS = {}
-# Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
-CHANNELS = None
 # The inputs with a gradient.
 GRAD_ARGS = ["x"]
 
@@ -99,8 +97,13 @@ GRAD_ARGS = ["x"]
 LATENCY_SIZE = 1 << 20
 
 
+def input_shape(n: int) -> tuple:
+    """Each tensor input's shape for n output elements."""
+    return (n,)
+
+
 def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
-    shape = (n, CHANNELS) if CHANNELS else (n,)
+    shape = input_shape(n)
     if dtype.is_floating_point:
         return torch.randn(shape, dtype=dtype, device=device)
     high = min(torch.iinfo(dtype).max + 1, 1 << 16)

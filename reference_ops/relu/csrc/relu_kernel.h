@@ -17,6 +17,7 @@ namespace relu {
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
+
 // out[i] = forward(x[i])
 template <typename T>
 cudaError_t forward_cuda(const T* x, Out<T>* out, int64_t n, cudaStream_t stream);

@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.relu
     from ._build_info import WITH_CUDA
 
-from .ops import relu  # noqa: E402
+from .relu import relu  # noqa: E402
 
 __all__ = ["relu", "WITH_CUDA"]

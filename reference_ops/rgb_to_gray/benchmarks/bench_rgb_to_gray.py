@@ -6,7 +6,7 @@
 
 For each size: the median time of the op (alone up to 2^20 elements: a call's cost;
 ten back to back above: a call's device time); of the same expression in eager PyTorch
-(rgb_to_gray.reference); of that expression under torch.compile; and of out.copy_(x),
+(rgb_to_gray/rgb_to_gray_reference.py); of that expression under torch.compile; and of out.copy_(x),
 a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
 the op must move (each input read once, the output written once); "% copy" is that
 bandwidth over the copy's, measured in the same run.
@@ -23,7 +23,7 @@ import time
 import torch
 
 from rgb_to_gray import rgb_to_gray
-from rgb_to_gray.reference import reference
+from rgb_to_gray.rgb_to_gray_reference import reference
 
 DTYPES = {
     "uint8": torch.uint8,
@@ -82,8 +82,6 @@ def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
 
 TENSOR_ARGS = ["img"]
 SCALARS = {}
-# Pixel ops: channels per pixel; sizes count pixels. None for elementwise ops.
-CHANNELS = 3
 
 
 # Up to this size a call is timed alone between two events: what one call costs, its
@@ -91,9 +89,16 @@ CHANNELS = 3
 # of one call, each one's dispatch hidden behind the kernel before it.
 LATENCY_SIZE = 1 << 20
 
+CHANNELS = 3  # per pixel; sizes count pixels
+
+
+def input_shape(n: int) -> tuple:
+    """Each image's shape for n output pixels."""
+    return (n, CHANNELS)
+
 
 def random_tensor(n: int, dtype: torch.dtype, device: str) -> torch.Tensor:
-    shape = (n, CHANNELS) if CHANNELS else (n,)
+    shape = input_shape(n)
     if dtype.is_floating_point:
         return torch.randn(shape, dtype=dtype, device=device)
     high = min(torch.iinfo(dtype).max + 1, 1 << 16)

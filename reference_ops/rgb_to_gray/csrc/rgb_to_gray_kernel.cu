@@ -49,7 +49,7 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
 }
 
 // kVec elements that move as one unit: one load or store of up to 16 bytes, or several
-// 16-byte ones for a wider type (an output wider than its input, doubles in matmul).
+// 16-byte ones for a wider type.
 template <typename T, int kVec>
 struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
 template <typename T>
 cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  // Elements (or pixels) per thread on the vectorized path.
+  // Pixels per thread on the vectorized path.
   constexpr int kPerThread = PixelGroup<T>::kPixels * ItemsPerThread<T>::value;
   const bool vectorized = is_aligned16(img) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);

@@ -17,6 +17,7 @@ namespace rgb_to_gray {
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
+
 // out[i] = forward(the 3 channels of pixel i of img); n counts pixels
 template <typename T>
 cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream);

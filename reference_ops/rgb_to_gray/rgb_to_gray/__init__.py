@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.rgb_to_gray
     from ._build_info import WITH_CUDA
 
-from .ops import rgb_to_gray  # noqa: E402
+from .rgb_to_gray import rgb_to_gray  # noqa: E402
 
 __all__ = ["rgb_to_gray", "WITH_CUDA"]

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from times_two import WITH_CUDA, times_two
-from times_two.reference import reference
+from times_two.times_two_reference import reference
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
@@ -35,8 +35,13 @@ TOLERANCES = {
     torch.uint16: dict(rtol=0, atol=1),
     torch.int32: dict(rtol=0, atol=1),
 }
-# Pixel ops: the channels in the last dimension of every image; None for elementwise ops.
-CHANNELS = None
+# Input elements of each tensor per output element.
+ITEM = 1
+
+
+def input_shape(shape: tuple) -> tuple:
+    """Each tensor input's shape for an output of `shape`."""
+    return shape
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = None
 TENSOR_ARGS = ["x"]
@@ -57,9 +62,8 @@ def random_tensor(shape, dtype, device) -> Tensor:
 
 
 def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
-    """Random tensor arguments of one shape (of images of that shape, for pixel ops)."""
-    if CHANNELS:
-        shape = (*(shape if isinstance(shape, tuple) else (shape,)), CHANNELS)
+    """Random tensor arguments for an output of `shape`."""
+    shape = input_shape(shape if isinstance(shape, tuple) else (shape,))
     inputs = {}
     for name in TENSOR_ARGS:
         t = random_tensor(shape, dtype, device)
@@ -80,7 +84,7 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
 
 def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
     first = inputs[TENSOR_ARGS[0]]
-    assert out.shape == (first.shape[:-1] if CHANNELS else first.shape)
+    assert input_shape(out.shape) == first.shape
     assert out.device == first.device
     assert out.dtype == (OUT_DTYPE or first.dtype)
     torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
@@ -141,12 +145,12 @@ def test_views_with_a_storage_offset(device, dtype):
     base = make_inputs((4101,), dtype, device)
     for offset in (1, 2, 3, 8):
         inputs = {k: v[offset:] for k, v in base.items()}
-        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * (CHANNELS or 1)
+        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * ITEM
         assert_matches_reference(inputs, times_two(**inputs, **SCALARS))
 
 
 def test_meta_tensors_give_the_output_shape_and_dtype():
-    # Meta tensors have shapes but no data: the fake kernel of ops.py answers, as it does
+    # Meta tensors have shapes but no data: the fake kernel of times_two/times_two.py answers, as it does
     # when torch.compile traces the op.
     inputs = make_inputs((4, 5), DTYPES[0], "meta")
     out = times_two(**inputs, **SCALARS)
@@ -157,7 +161,7 @@ def test_meta_tensors_give_the_output_shape_and_dtype():
 def test_a_backend_without_a_kernel_is_refused_naming_the_op():
     # Kernels exist for CPU, CUDA and Meta tensors only. Any other backend (MPS, XPU, CUDA
     # in a build without CUDA; sparse tensors here) is refused by the dispatcher.
-    shape = (4, 5, CHANNELS) if CHANNELS else (4, 5)
+    shape = input_shape((4, 5))
     inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
     says = "Could not run 'times_two::times_two' with arguments from the 'SparseCPU'"
     with pytest.raises(NotImplementedError, match=says):
@@ -329,9 +333,8 @@ def test_more_than_2_to_the_31_elements(offset):
     # 64-bit indexing: a 32-bit index overflows past 2^31 - 1 elements. The smallest dtype
     # keeps memory down; offset 1 sends the kernel down the scalar (unaligned) path.
     dtype = min(DTYPES, key=lambda d: d.itemsize)
-    channels = CHANNELS or 1
     n = (1 << 31) + 1029  # output elements; odd, so there is a tail after the vectors
-    per_output = len(TENSOR_ARGS) * channels * dtype.itemsize + (OUT_DTYPE or dtype).itemsize
+    per_output = len(TENSOR_ARGS) * ITEM * dtype.itemsize + (OUT_DTYPE or dtype).itemsize
     needed, free = n * per_output + (1 << 30), torch.cuda.mem_get_info()[0]
     if free < needed:
         pytest.skip(f"needs {needed / 2**30:.1f} GiB of free GPU memory, {free / 2**30:.1f} free")
@@ -341,9 +344,9 @@ def test_more_than_2_to_the_31_elements(offset):
         pattern = make_inputs(((1 << 20) + 7,), dtype, "cuda")
         inputs = {}
         for name in TENSOR_ARGS:
-            flat = torch.empty(offset + n * channels, dtype=dtype, device="cuda")[offset:]
+            flat = torch.empty(offset + n * ITEM, dtype=dtype, device="cuda")[offset:]
             fill_periodically_(flat, pattern[name].reshape(-1))
-            inputs[name] = flat.view(n, CHANNELS) if CHANNELS else flat
+            inputs[name] = flat.view(input_shape((n,)))
         out = times_two(**inputs, **SCALARS)
         assert out.shape == (n,)
         # Values at the start, where the input and the output indices pass 2^31, and at

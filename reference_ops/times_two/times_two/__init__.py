@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.times_two
     from ._build_info import WITH_CUDA
 
-from .ops import times_two  # noqa: E402
+from .times_two import times_two  # noqa: E402
 
 __all__ = ["times_two", "WITH_CUDA"]

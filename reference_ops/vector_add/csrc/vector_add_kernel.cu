@@ -49,7 +49,7 @@ __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16, float>(float v)
 }
 
 // kVec elements that move as one unit: one load or store of up to 16 bytes, or several
-// 16-byte ones for a wider type (an output wider than its input, doubles in matmul).
+// 16-byte ones for a wider type.
 template <typename T, int kVec>
 struct alignas(sizeof(T) * kVec < 16 ? sizeof(T) * kVec : 16) Vec {
   T v[kVec];
@@ -71,7 +71,7 @@ int num_blocks(int64_t work_items) {
   return int(wanted < 1 ? 1 : (wanted < kMostBlocks ? wanted : kMostBlocks));
 }
 
-// Work items (vectors, pixel groups) per thread on the vectorized path, kThreads apart so
+// Work items (vectors) per thread on the vectorized path, kThreads apart so
 // that each load and store is one contiguous access of the whole warp: two where the
 // input is narrower than the output, whose loads are then narrower than 16 bytes; with
 // two in flight, uint8 -> float32 moved 95.5% of a device copy's bandwidth on an H200,
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
 template <typename T>
 cudaError_t forward_cuda(const T* a, const T* b, Out<T>* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  // Elements (or pixels) per thread on the vectorized path.
+  // Elements per thread on the vectorized path.
   constexpr int kPerThread = VecWidth<T>::value * ItemsPerThread<T>::value;
   const bool vectorized = is_aligned16(a) && is_aligned16(b) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);

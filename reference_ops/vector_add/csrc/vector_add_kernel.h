@@ -17,6 +17,7 @@ namespace vector_add {
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
+
 // out[i] = forward(a[i], b[i])
 template <typename T>
 cudaError_t forward_cuda(const T* a, const T* b, Out<T>* out, int64_t n, cudaStream_t stream);

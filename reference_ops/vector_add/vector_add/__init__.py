@@ -24,6 +24,6 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.vector_add
     from ._build_info import WITH_CUDA
 
-from .ops import vector_add  # noqa: E402
+from .vector_add import vector_add  # noqa: E402
 
 __all__ = ["vector_add", "WITH_CUDA"]

@@ -1,7 +1,7 @@
-"""The Python API of relu: a typed wrapper and fake kernels for tracing.
+"""The Python API of vector_add: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.relu, in csrc/relu.cpp.
-Autograd is registered in C++ too, in csrc/relu_autograd.cpp.
+The kernels are registered in C++ as torch.ops.vector_add.vector_add, in csrc/vector_add.cpp.
+Autograd is registered in C++ too, in csrc/vector_add_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """
 
@@ -10,33 +10,35 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["relu"]
+__all__ = ["vector_add"]
 
 SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.relu.relu.default
+_forward = torch.ops.vector_add.vector_add.default
 
 
-def relu(x: Tensor) -> Tensor:
-    """Elementwise `x > 0 ? x : 0`, in one kernel.
+def vector_add(a: Tensor, b: Tensor) -> Tensor:
+    """Elementwise `a + b`, in one kernel.
 
     Computed in float64 where the input or the output is float64, else in float32.
 
     Args:
-        x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
+        a: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
+        b: a tensor of float32, float64, float16, bfloat16, with the shape,
+            dtype and device of a.
 
     Returns:
-        A new contiguous tensor on x's device, of x's dtype, with the
-        shape of x.
+        A new contiguous tensor on a's device, of a's dtype, with the
+        shape of a.
 
-    Differentiable once with respect to x. Double backward raises.
+    Differentiable once with respect to a, b. Double backward raises.
     """
-    return _forward(x)
+    return _forward(a, b)
 
 
 def _check_tensors(op: str, **tensors: Tensor) -> None:
-    """The checks of check_tensors in csrc/relu.cpp, for tensors without data."""
+    """The checks of check_tensors in csrc/vector_add.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():
         torch._check(
@@ -68,18 +70,18 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
 # torch.export can trace through the op. They must agree with the C++ kernels, which
 # return new contiguous tensors.
-@torch.library.register_fake("relu::relu")
-def _(x):
-    _check_tensors("relu", x=x)
-    shape = x.shape
-    return x.new_empty(shape)
+@torch.library.register_fake("vector_add::vector_add")
+def _(a, b):
+    _check_tensors("vector_add", a=a, b=b)
+    shape = a.shape
+    return a.new_empty(shape)
 
 
-@torch.library.register_fake("relu::relu_backward")
-def _(grad, x):
-    _check_tensors("relu_backward", grad=grad, x=x)
-    return grad.new_empty(grad.shape)
+@torch.library.register_fake("vector_add::vector_add_backward")
+def _(grad):
+    _check_tensors("vector_add_backward", grad=grad)
+    return grad.new_empty(grad.shape), grad.new_empty(grad.shape)
 
 
-# Autograd is registered in C++ (csrc/relu_autograd.cpp): the backward is a custom
+# Autograd is registered in C++ (csrc/vector_add_autograd.cpp): the backward is a custom
 # op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

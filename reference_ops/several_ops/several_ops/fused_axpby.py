@@ -1,6 +1,6 @@
 """The Python API of fused_axpby: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.fused_axpby, in csrc/fused_axpby.cpp.
+The kernels are registered in C++ as torch.ops.several_ops.fused_axpby, in csrc/fused_axpby.cpp.
 Autograd is registered in C++ too, in csrc/fused_axpby_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """
@@ -15,7 +15,7 @@ __all__ = ["fused_axpby"]
 SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.fused_axpby.fused_axpby.default
+_forward = torch.ops.several_ops.fused_axpby.default
 
 
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
@@ -71,14 +71,14 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
 # torch.export can trace through the op. They must agree with the C++ kernels, which
 # return new contiguous tensors.
-@torch.library.register_fake("fused_axpby::fused_axpby")
+@torch.library.register_fake("several_ops::fused_axpby")
 def _(a, x, b):
     _check_tensors("fused_axpby", x=x, b=b)
     shape = x.shape
     return x.new_empty(shape)
 
 
-@torch.library.register_fake("fused_axpby::fused_axpby_backward")
+@torch.library.register_fake("several_ops::fused_axpby_backward")
 def _(grad, a):
     _check_tensors("fused_axpby_backward", grad=grad)
     return grad.new_empty(grad.shape), grad.new_empty(grad.shape)

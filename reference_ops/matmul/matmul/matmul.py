@@ -1,6 +1,6 @@
 """The Python API of matmul: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.matmul, in csrc/matmul.cpp.
+The kernels are registered in C++ as torch.ops.matmul.matmul, in csrc/matmul.cpp.
 Autograd is registered in C++ too, in csrc/matmul_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """
@@ -82,4 +82,3 @@ def _(grad, a, b):
 # Autograd is registered in C++ (csrc/matmul_autograd.cpp): da = grad @ bᵀ and
 # db = aᵀ @ grad, computed by the same kernel, as a custom op of its own so that it
 # also runs under torch.compile.
-

@@ -1,6 +1,6 @@
-"""The Python API of normalize_volume: a typed wrapper and fake kernels for tracing.
+"""The Python API of rgb_to_gray: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.normalize_volume, in csrc/normalize_volume.cpp.
+The kernels are registered in C++ as torch.ops.rgb_to_gray.rgb_to_gray, in csrc/rgb_to_gray.cpp.
 This module adds what torch.compile needs on top of them.
 """
 
@@ -9,32 +9,31 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["normalize_volume"]
+__all__ = ["rgb_to_gray"]
 
-SUPPORTED_DTYPES = (torch.uint16, )
+SUPPORTED_DTYPES = (torch.uint8, )
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.normalize_volume.normalize_volume.default
+_forward = torch.ops.rgb_to_gray.rgb_to_gray.default
 
 
-def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
-    """Elementwise `vol / max_val`, in one kernel.
+def rgb_to_gray(img: Tensor) -> Tensor:
+    """Per pixel, `0.299f * r + 0.587f * g + 0.114f * b` over the channels (r, g, b), in one kernel.
 
     Computed in float64 where the input or the output is float64, else in float32.
 
     Args:
-        vol: a tensor of uint16, on the CPU or a CUDA device.
-        max_val: a float.
+        img: a tensor of uint8, on the CPU or a CUDA device.
 
     Returns:
-        A new contiguous tensor on vol's device, of torch.float32, with the
-        shape of vol.
+        A new contiguous tensor on img's device, of img's dtype, with the
+        shape of img without its last (channel) dimension.
     """
-    return _forward(vol, max_val)
+    return _forward(img)
 
 
 def _check_tensors(op: str, **tensors: Tensor) -> None:
-    """The checks of check_tensors in csrc/normalize_volume.cpp, for tensors without data."""
+    """The checks of check_tensors in csrc/rgb_to_gray.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():
         torch._check(
@@ -66,8 +65,13 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
 # torch.export can trace through the op. They must agree with the C++ kernels, which
 # return new contiguous tensors.
-@torch.library.register_fake("normalize_volume::normalize_volume")
-def _(vol, max_val):
-    _check_tensors("normalize_volume", vol=vol)
-    shape = vol.shape
-    return vol.new_empty(shape, dtype=torch.float32)
+@torch.library.register_fake("rgb_to_gray::rgb_to_gray")
+def _(img):
+    _check_tensors("rgb_to_gray", img=img)
+    torch._check(
+        img.dim() >= 1 and img.shape[-1] == 3,
+        lambda: f"rgb_to_gray: img has shape {list(img.shape)}; its last dimension must hold "
+        "the 3 channels r, g, b",
+    )
+    shape = img.shape[:-1]
+    return img.new_empty(shape)

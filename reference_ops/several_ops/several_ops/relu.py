@@ -1,7 +1,7 @@
-"""The Python API of times_two: a typed wrapper and fake kernels for tracing.
+"""The Python API of relu: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.times_two, in csrc/times_two.cpp.
-Autograd is registered in C++ too, in csrc/times_two_autograd.cpp.
+The kernels are registered in C++ as torch.ops.several_ops.relu, in csrc/relu.cpp.
+Autograd is registered in C++ too, in csrc/relu_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """
 
@@ -10,16 +10,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["times_two"]
+__all__ = ["relu"]
 
 SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
 
 # Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.times_two.times_two.default
+_forward = torch.ops.several_ops.relu.default
 
 
-def times_two(x: Tensor) -> Tensor:
-    """Elementwise `2 * x`, in one kernel.
+def relu(x: Tensor) -> Tensor:
+    """Elementwise `x > 0 ? x : 0`, in one kernel.
 
     Computed in float64 where the input or the output is float64, else in float32.
 
@@ -36,7 +36,7 @@ def times_two(x: Tensor) -> Tensor:
 
 
 def _check_tensors(op: str, **tensors: Tensor) -> None:
-    """The checks of check_tensors in csrc/times_two.cpp, for tensors without data."""
+    """The checks of check_tensors in csrc/relu.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():
         torch._check(
@@ -68,18 +68,18 @@ def _check_tensors(op: str, **tensors: Tensor) -> None:
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
 # torch.export can trace through the op. They must agree with the C++ kernels, which
 # return new contiguous tensors.
-@torch.library.register_fake("times_two::times_two")
+@torch.library.register_fake("several_ops::relu")
 def _(x):
-    _check_tensors("times_two", x=x)
+    _check_tensors("relu", x=x)
     shape = x.shape
     return x.new_empty(shape)
 
 
-@torch.library.register_fake("times_two::times_two_backward")
-def _(grad):
-    _check_tensors("times_two_backward", grad=grad)
+@torch.library.register_fake("several_ops::relu_backward")
+def _(grad, x):
+    _check_tensors("relu_backward", grad=grad, x=x)
     return grad.new_empty(grad.shape)
 
 
-# Autograd is registered in C++ (csrc/times_two_autograd.cpp): the backward is a custom
+# Autograd is registered in C++ (csrc/relu_autograd.cpp): the backward is a custom
 # op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

@@ -1,0 +1,39 @@
+// fused_axpby_math.h: the formulas of fused_axpby, one element at a time.
+//
+// This is the file to edit when the op should compute something else. The CPU kernel
+// (csrc/fused_axpby.cpp) and the CUDA kernels (csrc/fused_axpby_kernel.cu) both call
+// these functions, so the two devices cannot drift apart. acc_t is float for float32,
+// float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
+// rather than 0.5 so that float math stays in float. Plain C math functions (exp, log,
+// tanh, fmax, ...) work here on the host and on the device.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define FUSED_AXPBY_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define FUSED_AXPBY_HOST_DEVICE inline
+#endif
+
+namespace fused_axpby {
+
+// One output element: a * x + b
+template <typename acc_t>
+FUSED_AXPBY_HOST_DEVICE acc_t forward(acc_t a, acc_t x, acc_t b) {
+  return a * x + b;
+}
+
+// Gradient of the loss with respect to x, given grad = d(loss)/d(output).
+template <typename acc_t>
+FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t a) {
+  return a * grad;
+}
+
+// Gradient of the loss with respect to b, given grad = d(loss)/d(output).
+template <typename acc_t>
+FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_b(acc_t grad, acc_t a) {
+  return grad;
+}
+
+}  // namespace fused_axpby

@@ -1,0 +1,29 @@
+// relu_kernel.h: the CUDA launchers of relu, on raw pointers.
+//
+// No torch types here: the kernels compile with nvcc alone, in about a second. T is the
+// input element type (float, double, __half, __nv_bfloat16); every pointer addresses n
+// contiguous elements.
+// Each launcher enqueues its kernel on `stream` and returns the launch's error code.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace relu {
+
+// The output element type for input element type T.
+template <typename T>
+using Out = T;
+
+// out[i] = forward(x[i])
+template <typename T>
+cudaError_t forward_cuda(const T* x, Out<T>* out, int64_t n, cudaStream_t stream);
+
+// grad_x[i] = the gradients at element i, given grad[i]
+template <typename T>
+cudaError_t backward_cuda(const T* grad, const T* x, T* grad_x, int64_t n, cudaStream_t stream);
+
+}  // namespace relu

@@ -1,0 +1,33 @@
+// relu_math.h: the formulas of relu, one element at a time.
+//
+// This is the file to edit when the op should compute something else. The CPU kernel
+// (csrc/relu.cpp) and the CUDA kernels (csrc/relu_kernel.cu) both call
+// these functions, so the two devices cannot drift apart. acc_t is float for float32,
+// float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
+// rather than 0.5 so that float math stays in float. Plain C math functions (exp, log,
+// tanh, fmax, ...) work here on the host and on the device.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define RELU_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define RELU_HOST_DEVICE inline
+#endif
+
+namespace relu {
+
+// One output element: x > 0 ? x : 0
+template <typename acc_t>
+RELU_HOST_DEVICE acc_t forward(acc_t x) {
+  return x > 0 ? x : 0;
+}
+
+// Gradient of the loss with respect to x, given grad = d(loss)/d(output).
+template <typename acc_t>
+RELU_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t x) {
+  return x > 0 ? grad : 0;
+}
+
+}  // namespace relu
