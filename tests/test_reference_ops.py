@@ -114,3 +114,18 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
     for snippet in snippets:
         run = subprocess.run([str(python), "-c", snippet], cwd=project, capture_output=True, text=True)
         assert run.returncode == 0, snippet + run.stderr[-2000:]
+
+
+# What each kind's files must not talk about: the other kinds' concepts.
+FOREIGN_WORDS = {"elementwise": r"pixel|matmul|channel", "pixel": r"matmul|elementwise",
+                 "matmul": r"pixel|channel|elementwise|_math\.h"}
+
+
+@pytest.mark.parametrize("op", DOCUMENTED_CALLS)  # projects of one op, so of one kind
+def test_a_kinds_files_speak_of_that_kind_only(op):
+    [record] = yaml.safe_load((REFERENCE_OPS / op / ".copier-answers.yml").read_text())["ops"]
+    pattern = re.compile(FOREIGN_WORDS[record["kind"]], re.I)
+    for path in sorted((REFERENCE_OPS / op).rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".cpp", ".cu", ".h", ".md"):
+            found = pattern.search(path.read_text())
+            assert not found, f"{path} mentions {found[0]!r}"

@@ -388,7 +388,7 @@ def test_more_than_2_to_the_31_elements(offset):
         assert out.shape == (n,)
         # Values at the start, where the input and the output indices pass 2^31, and at
         # the end: copying the whole output to the CPU would take minutes.
-        for start in (0, (1 << 31) // channels - 512, (1 << 31) - 512, n - 1024):
+        for start in (0, (1 << 31) // ITEM - 512, (1 << 31) - 512, n - 1024):
             window = {name: t[start : start + 1024] for name, t in inputs.items()}
             expected = float64_reference(window)
             actual = out[start : start + 1024].double()
