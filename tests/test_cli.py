@@ -38,6 +38,8 @@ DEFAULT_PROJECT_FILES = {
     "my_op/_toolchain.py",
     "my_op/my_op.py",
     "my_op/my_op_reference.py",
+    "tests/__init__.py",
+    "tests/conftest.py",
     "tests/test_my_op.py",
 }
 
@@ -135,7 +137,12 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
     opgen("new", "my_op")
     opgen("new", "axpby", "--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
           "--gradients", "x: a * grad; b: grad", "--dtypes", "float16")
-    for project in ("my_op", "axpby"):
+    # A package of several ops and kinds: the shared files list them all.
+    opgen("new", "lib", "--op", "scale", "--defaults")
+    for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"], ["add", "--signature",
+                 "x: Tensor, y: Tensor", "--forward", "x + y", "--gradients", "x: grad; y: grad"]):
+        assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
+    for project in ("my_op", "axpby", "lib"):
         result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path / project,
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stdout + result.stderr

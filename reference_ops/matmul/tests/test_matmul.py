@@ -15,12 +15,9 @@ from torch import Tensor
 from matmul import WITH_CUDA, matmul
 from matmul.matmul_reference import reference
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+from .conftest import DEVICES, MIXED_DEVICES, needs_cuda
 
-needs_cuda = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
-)
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
 # Allowed error of each output element relative to sum over l of |a[i, l] b[l, j]|:
 # products accumulate in float (double for float64), and the result rounds once.
@@ -224,15 +221,6 @@ def test_rejects_bad_matrices_naming_the_argument(device):
     if len(DTYPES) > 1:
         with pytest.raises(RuntimeError, match=f"b has dtype {DTYPES[1]}"):
             matmul(a, b.to(DTYPES[1]))
-
-
-# (a's device, b's device): meta tensors reach the fake kernel of ops.py, CUDA ones
-# the checks of csrc/matmul.cpp.
-MIXED_DEVICES = [
-    ("cpu", "meta"),
-    pytest.param("cuda", "cpu", marks=needs_cuda),
-    pytest.param("cpu", "cuda", marks=needs_cuda),
-]
 
 
 @pytest.mark.parametrize("first, last", MIXED_DEVICES)

@@ -15,26 +15,10 @@ from torch import Tensor
 from normalize_volume import WITH_CUDA, normalize_volume
 from normalize_volume.normalize_volume_reference import reference
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+from .conftest import DEVICES, TOLERANCES, needs_cuda
+
 DTYPES = [torch.uint16]
 
-needs_cuda = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU, and none is visible"
-)
-
-# Allowed difference from the float64 reference: a few units in the last place of each
-# dtype (the kernels compute in float and round once; the reference rounds once too).
-TOLERANCES = {
-    torch.float64: dict(rtol=1e-10, atol=1e-12),
-    torch.float32: dict(rtol=2e-5, atol=1e-6),
-    torch.float16: dict(rtol=2e-3, atol=1e-4),
-    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-3),
-    # Integer outputs: the kernels truncate a float result, which can land one below a
-    # float64 reference that sits on an integer.
-    torch.uint8: dict(rtol=0, atol=1),
-    torch.uint16: dict(rtol=0, atol=1),
-    torch.int32: dict(rtol=0, atol=1),
-}
 # Input elements of each tensor per output element.
 ITEM = 1
 

@@ -24,8 +24,8 @@ else:
     from . import _C  # noqa: F401  loading the library registers torch.ops.several_ops
     from ._build_info import WITH_CUDA
 
-from .relu import relu  # noqa: E402
 from .fused_axpby import fused_axpby  # noqa: E402
 from .matmul import matmul  # noqa: E402
+from .relu import relu  # noqa: E402
 
 __all__ = ["relu", "fused_axpby", "matmul", "WITH_CUDA"]
