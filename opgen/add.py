@@ -46,9 +46,6 @@ def current_project(project: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if "ops" not in answers:
         raise AddError(f"{project} was made by an opgen that kept one op per project; run opgen update "
                        "there first (it moves the project to the layout that holds several ops)")
-    if answers.get("inline"):
-        raise AddError(f"{project} is an --inline project (one file, one op); make a project with "
-                       "opgen new to hold several ops")
     try:
         return answers, read_project(answers)
     except SpecError as error:

@@ -6,6 +6,7 @@ Every refusal is one line on stderr, `opgen: error: ...`, with exit code 2.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -158,8 +159,9 @@ def new(name, output_dir, exact, inline, op_name, existing_ok, **options):
             exact = ask_on_the_terminal("exact", False, "must CPU and CUDA agree bit for bit?")
         op = collect_op(op_name or name, given, exact=exact,
                         ask=ask_on_the_terminal if interactive else None)
-        render_project(target, project_record(name, [op], inline=inline, exact=exact),
-                       existing_ok=existing_ok)
+        record = project_record(name, [op], exact=exact)
+        render_project(target, record, existing_ok=existing_ok,
+                       finish=inline_file(record) if inline else None)
     except (RenderError, SpecError) as error:
         fail(str(error))
     except (KeyboardInterrupt, click.Abort):
@@ -210,6 +212,20 @@ def add(name, project, **options):
     click.echo(f"Added {name} to {project}: {len(result.added)} new files"
                + (f"; {', '.join(result.changed)} updated" if result.changed else "")
                + f". Next: pip install --no-build-isolation -e . && pytest -q tests/test_{name}.py")
+
+
+def inline_file(record: dict):
+    """What turns a rendered project into the one file NAME.py of --inline."""
+    from .inline import assemble
+    from .template_source import template_root
+
+    def finish(directory: Path) -> None:
+        text = assemble(directory, record, template_root()[0])
+        for path in sorted(directory.iterdir()):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        (directory / f"{record['package']}.py").write_text(text)
+
+    return finish
 
 
 def stdin_is_a_terminal() -> bool:

@@ -1,6 +1,6 @@
 """A project: its package, settings and ops, as opgen renders and records it.
 
-The answers file of a project records this as data (`package`, `inline`, `exact`, and
+The answers file of a project records this as data (`package`, `exact`, and
 `ops`, a list of op records made by answers.collect_op). Reading it back goes through
 the same parser that `opgen new` uses, so a hand-edited or older answers file is
 refused, naming what is wrong, before anything renders.
@@ -22,14 +22,11 @@ OP_FILES = ("csrc/{op}.cpp", "csrc/{op}_kernel.cu", "csrc/{op}_kernel.h", "csrc/
 SHARED_NAMES = frozenset({"library"})
 
 
-def project_record(package: str, ops: list[dict[str, Any]], *, inline: bool = False,
-                   exact: bool = False) -> dict[str, Any]:
+def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = False) -> dict[str, Any]:
     """The answers copier renders a project from and records; checked as a whole."""
     problem = name_problem(package)
     if problem:
         raise SpecError(problem)
-    if inline and len(ops) != 1:
-        raise SpecError("an --inline project is one file holding one op; make a project to hold several")
     names = [op["name"] for op in ops]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)
@@ -46,7 +43,7 @@ def project_record(package: str, ops: list[dict[str, Any]], *, inline: bool = Fa
         if op["backward"] and f"{op['name']}_backward" in names:
             raise SpecError(f"op {op['name']!r} registers {op['name']}_backward for its gradients, "
                             f"so no op may be named {op['name']}_backward; choose another name")
-    return {"package": package, "inline": inline, "exact": exact, "ops": ops}
+    return {"package": package, "exact": exact, "ops": ops}
 
 
 def _files(package: str, op: str) -> set[str]:
@@ -65,8 +62,7 @@ def read_project(answers: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(name, str):
             raise SpecError(f"op_name {name!r} is not a name; restore the answers file from git")
         op = collect_op(name, given, exact=bool(answers.get("exact")))
-        return project_record(name, [op], inline=bool(answers.get("inline")),
-                              exact=bool(answers.get("exact")))
+        return project_record(name, [op], exact=bool(answers.get("exact")))
     package, ops = answers.get("package"), answers.get("ops")
     if not isinstance(package, str) or not isinstance(ops, list) or not ops:
         raise SpecError("it records no package and ops; restore it from git")
@@ -80,4 +76,4 @@ def read_project(answers: dict[str, Any]) -> dict[str, Any]:
                             "restore the answers file from git") from None
         except SpecError as error:
             raise SpecError(f"op {op['name']!r}: {error}") from None
-    return project_record(package, checked, inline=bool(answers.get("inline")), exact=exact)
+    return project_record(package, checked, exact=exact)

@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,12 @@ def render(data: dict[str, Any], into: Path, *, recorded: dict[str, str] | None 
             if key in worker.template.questions_data}
 
 
-def render_project(target: Path, data: dict[str, Any], *, existing_ok: bool = False) -> dict[str, Any]:
-    """Render a new project into `target` from `data`, all or nothing; return the answers."""
+def render_project(target: Path, data: dict[str, Any], *, existing_ok: bool = False,
+                   finish: Callable[[Path], None] | None = None) -> dict[str, Any]:
+    """Render a new project into `target` from `data`, all or nothing; return the answers.
+
+    `finish(directory)` may rewrite the rendered files before they are moved into place.
+    """
     target = target.absolute()
     check_target(target, existing_ok)
     parent = target.parent
@@ -87,6 +92,8 @@ def render_project(target: Path, data: dict[str, Any], *, existing_ok: bool = Fa
         with tempfile.TemporaryDirectory(prefix=f".opgen-{target.name}-", dir=parent) as tmp:
             staging = Path(tmp) / "project"
             answers = render(data, staging)
+            if finish:
+                finish(staging)
             _move_into_place(staging, target)
         return answers
     except BaseException:

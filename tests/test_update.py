@@ -319,3 +319,19 @@ def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_pat
                                 "--gradients", "x: x > 0 ? grad : 0", cwd=project)
     assert added.returncode == 0, added.stderr
     assert 'm.def("relu(' in (project / "csrc" / "library.cpp").read_text()
+
+
+def test_a_project_of_several_ops_updates_every_op_and_keeps_the_edits(template_repo, tmp_path):
+    assert opgen_from_checkout(template_repo, "new", "my_op", "--defaults", cwd=tmp_path).returncode == 0
+    project = tmp_path / "my_op"
+    added = opgen_from_checkout(template_repo, "add", "mm", "--kind", "matmul", "--defaults", cwd=project)
+    assert added.returncode == 0, added.stderr
+    commit_and_edit_like_a_user(project)
+    release_v2(template_repo)
+
+    result = opgen_from_checkout(template_repo, "update", "my_op", cwd=tmp_path)
+    assert result.returncode == 1 and "conflicts in csrc/my_op_math.h;" in result.stderr, result.stderr
+    assert_updated_to_v2_keeping_the_users_edit(project)
+    assert "their launchers. (template v2)" in (project / "csrc" / "mm_kernel.cu").read_text()
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert [op["name"] for op in answers["ops"]] == ["my_op", "mm"]

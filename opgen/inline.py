@@ -1,0 +1,103 @@
+"""`opgen new NAME --inline`: one op's project assembled into one Python file.
+
+The project is rendered as usual; this module then takes its files apart and writes
+NAME.py: the toolchain code, each C++/CUDA file as a string constant (its description
+comment and `#pragma once` dropped, its includes of the project's own headers replaced by
+joining the constants in `build()`), the Python API and the reference, with the imports
+of all of them once at the top. Nothing in it speaks of a file that the user does not have.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+# A project's files by op name, and the constant each becomes in the inline file.
+CPP_CONSTANTS = (
+    ("csrc/{op}_math.h", "FORMULAS"),
+    ("csrc/{op}_kernel.h", "LAUNCHERS"),
+    ("csrc/{op}_kernel.cu", "KERNELS"),
+    ("csrc/{op}.cpp", "GLUE"),
+    ("csrc/{op}_autograd.cpp", "AUTOGRAD"),
+    ("csrc/library.cpp", "SCHEMAS"),
+)
+INLINE_TEMPLATE = "templates/kinds/common/inline.py.jinja"
+
+
+def cpp_source(text: str) -> str:
+    """A C++ file as a string constant's text: no file comment, no local includes."""
+    lines = text.splitlines()
+    while lines and (lines[0].startswith("//") or not lines[0].strip()):
+        lines.pop(0)  # the comment that describes the file in its project
+    kept = [line for line in lines
+            if line.strip() != "#pragma once" and not re.match(r'#include "[^"/]+"$', line.strip())]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept).strip("\n")) + "\n"
+
+
+def python_parts(text: str) -> tuple[list[str], str]:
+    """A module's top-level imports (but __future__'s and relative ones) and the rest of it."""
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    drop: set[int] = set()
+    imports = []
+    for index, node in enumerate(tree.body):
+        is_docstring = (index == 0 and isinstance(node, ast.Expr)
+                        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str))
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or is_docstring:
+            drop.update(range(node.lineno - 1, node.end_lineno))
+            relative = isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__")
+            if not is_docstring and not relative:
+                imports.append(ast.get_source_segment(text, node))
+    body = "\n".join(line for i, line in enumerate(lines) if i not in drop)
+    return imports, re.sub(r"\n{3,}", "\n\n\n", body.strip("\n")) + "\n"
+
+
+def sorted_imports(imports: list[str]) -> str:
+    """The imports once each, grouped and ordered as isort (ruff's I rules) orders them."""
+    def group(line: str) -> int:
+        module = line.split()[1].split(".")[0]
+        return 0 if module in sys.stdlib_module_names else 1
+
+    def key(line: str) -> tuple:
+        return (group(line), line.startswith("from "), line.split()[1])
+
+    unique = sorted(set(imports), key=key)
+    blocks = [[line for line in unique if group(line) == g] for g in (0, 1)]
+    return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
+
+
+def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
+    """The text of NAME.py for the rendered one-op project `project`."""
+    import jinja2  # copier's own dependency; imported only when an inline file is made
+
+    package = record["package"]
+    [op] = record["ops"]
+    name = op["name"]
+    sources = {constant: cpp_source((project / path.format(op=name)).read_text())
+               for path, constant in CPP_CONSTANTS if (project / path.format(op=name)).is_file()}
+    # load_inline loads the library itself: the schemas without the Python module.
+    schemas = sources["SCHEMAS"]
+    module = schemas.index("// `import ")
+    sources["SCHEMAS"] = schemas[:module].replace("#include <Python.h>\n", "").rstrip("\n") + "\n"
+    toolchain_imports, toolchain = python_parts((project / package / "_toolchain.py").read_text())
+    placeholder = ("# The package this file is in: the op project's name, for messages.\n"
+                   "NAME = Path(__file__).resolve().parent.name")
+    assert placeholder in toolchain, "the toolchain names its package another way"
+    toolchain = toolchain.replace(placeholder, f'NAME = "{package}"  # in messages')
+    api_imports, api = python_parts((project / package / f"{name}.py").read_text())
+    reference_imports, reference = python_parts((project / package / f"{name}_reference.py").read_text())
+    # Comments name the project's C++ files; here those are the constants.
+    for path, constant in CPP_CONSTANTS:
+        api = api.replace(path.format(op=name), constant)
+        sources = {key: text.replace(path.format(op=name), constant) for key, text in sources.items()}
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(template_root),
+                                     keep_trailing_newline=True, autoescape=False)
+    return environment.get_template(INLINE_TEMPLATE).render(
+        package=package, op=op, exact=record["exact"], sources=sources, toolchain=toolchain,
+        api=api, reference=reference,
+        imports=sorted_imports(["import os", "import torch", "from torch import Tensor",
+                                *toolchain_imports, *api_imports, *reference_imports]),
+    )
