@@ -37,6 +37,15 @@ class AddResult:
     conflicts: list[str] = field(default_factory=list)  # of those, files with conflict markers
 
 
+def enclosing_project(directory: Path) -> Path:
+    """The project that `directory` is in: it or the nearest parent with an answers file."""
+    for candidate in [directory, *directory.parents]:
+        if (candidate / ANSWERS_FILE).is_file():
+            return candidate
+    raise AddError(f"{directory} is not inside a project made by opgen new (no {ANSWERS_FILE} here "
+                   "or above); run opgen add in one, or pass --project PATH")
+
+
 def current_project(project: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The project's recorded answers and its checked record."""
     if not (project / ANSWERS_FILE).is_file():

@@ -180,8 +180,8 @@ Examples:
 
 @main.command(epilog=ADD_EPILOG)
 @click.argument("name")
-@click.option("-p", "--project", type=click.Path(path_type=Path), default=Path("."),
-              show_default=True, help="The project to add the op to.")
+@click.option("-p", "--project", type=click.Path(path_type=Path),
+              help="The project to add the op to (default: the one the current directory is in).")
 @op_options
 def add(name, project, **options):
     """Add the op NAME to the project made by opgen new (default: the current directory).
@@ -193,12 +193,13 @@ def add(name, project, **options):
     """
     given = given_answers(options)
 
-    from .add import AddError, add_op, current_project
+    from .add import AddError, add_op, current_project, enclosing_project
     from .answers import collect_op
     from .render import RenderError
 
     interactive = not options["defaults"] and stdin_is_a_terminal()
     try:
+        project = project or enclosing_project(Path.cwd())
         _, record = current_project(project)
         op = collect_op(name, given, exact=record["exact"], ask=ask_on_the_terminal if interactive else None)
         result = add_op(project, op)

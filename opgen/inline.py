@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .spec import SpecError
+
 # A project's files by op name, and the constant each becomes in the inline file.
 CPP_CONSTANTS = (
     ("csrc/{op}_math.h", "FORMULAS"),
@@ -71,8 +73,6 @@ def sorted_imports(imports: list[str]) -> str:
 
 def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
     """The text of NAME.py for the rendered one-op project `project`."""
-    import jinja2  # copier's own dependency; imported only when an inline file is made
-
     package = record["package"]
     [op] = record["ops"]
     name = op["name"]
@@ -93,11 +93,36 @@ def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
     for path, constant in CPP_CONSTANTS:
         api = api.replace(path.format(op=name), constant)
         sources = {key: text.replace(path.format(op=name), constant) for key, text in sources.items()}
+    text = _render(template_root, package=package, op=op, exact=record["exact"], sources=sources,
+                   toolchain=toolchain, api=api, reference=reference,
+                   imports=sorted_imports(["import os", "import torch", "from torch import Tensor",
+                                           *toolchain_imports, *api_imports, *reference_imports]))
+    # The op's function is one of the file's top-level names: no other may have its name.
+    clash = [name for name in top_level_names(text) if name == op["name"]]
+    if len(clash) > 1:
+        raise SpecError(f"op name {op['name']!r} is also a name the --inline file defines for "
+                        "itself (its build or self-test code); choose another name, or make a "
+                        "project without --inline")
+    return text
+
+
+def _render(template_root: Path, **context: Any) -> str:
+    import jinja2  # copier's own dependency; imported only when an inline file is made
+
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(template_root),
                                      keep_trailing_newline=True, autoescape=False)
-    return environment.get_template(INLINE_TEMPLATE).render(
-        package=package, op=op, exact=record["exact"], sources=sources, toolchain=toolchain,
-        api=api, reference=reference,
-        imports=sorted_imports(["import os", "import torch", "from torch import Tensor",
-                                *toolchain_imports, *api_imports, *reference_imports]),
-    )
+    return environment.get_template(INLINE_TEMPLATE).render(**context)
+
+
+def top_level_names(text: str) -> list[str]:
+    """Every name a module binds at its top level, once per binding."""
+    names = []
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [target.id for target in targets if isinstance(target, ast.Name)]
+    return names

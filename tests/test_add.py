@@ -94,9 +94,15 @@ def test_an_existing_file_of_the_new_op_stops_everything(opgen, project):
     assert tree(project) == before
 
 
+def test_add_finds_the_project_from_inside_it(opgen, project, monkeypatch):
+    monkeypatch.chdir(project / "csrc")
+    assert opgen("add", "relu", *RELU).exit_code == 0
+    assert (project / "csrc" / "relu.cpp").is_file()
+
+
 def test_add_needs_a_project_made_by_opgen(opgen, tmp_path):
     result = opgen("add", "relu", *RELU)
-    assert result.exit_code == 2 and "has no .copier-answers.yml" in result.output
+    assert result.exit_code == 2 and "is not inside a project made by opgen new" in result.output
     assert opgen("new", "nb", "--defaults", "--inline").exit_code == 0  # one file, no answers
     result = opgen("add", "relu", "-p", str(tmp_path / "nb"), *RELU)
     assert result.exit_code == 2 and "has no .copier-answers.yml" in result.output

@@ -139,8 +139,13 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
           "--gradients", "x: a * grad; b: grad", "--dtypes", "float16")
     # A package of several ops and kinds: the shared files list them all.
     opgen("new", "lib", "--op", "scale", "--defaults")
+    # Op names that are also names of the generated tests and benchmarks: each module
+    # imports the op under its own name, `op`.
     for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"], ["add", "--signature",
-                 "x: Tensor, y: Tensor", "--forward", "x + y", "--gradients", "x: grad; y: grad"]):
+                 "x: Tensor, y: Tensor", "--forward", "x + y", "--gradients", "x: grad; y: grad"],
+                 ["first"], ["reference"], ["random_tensor"], ["main", "--kind", "matmul"],
+                 ["four", "--signature", "x: Tensor, y: Tensor, z: Tensor, w: Tensor", "--forward",
+                  "x * y + z - w", "--gradients", "x: y * grad; y: x * grad; z: grad; w: -grad"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     for project in ("my_op", "axpby", "lib"):
         result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path / project,

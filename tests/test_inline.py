@@ -35,6 +35,14 @@ def test_an_inline_op_is_one_file_that_builds_and_passes_its_self_test(tmp_path)
     assert wrong.returncode != 0 and "against the float64 reference" in wrong.stderr
 
 
+def test_an_op_named_like_the_inline_files_own_code_is_refused(opgen, tmp_path):
+    result = opgen("new", "self_test", "--inline", "--defaults")
+    assert result.exit_code == 2
+    assert "op name 'self_test' is also a name the --inline file defines" in result.output
+    assert not (tmp_path / "self_test").exists()
+    assert opgen("new", "self_test", "--defaults").exit_code == 0  # a project has room for it
+
+
 @pytest.mark.parametrize("args", [["--kind", "pixel"], ["--kind", "matmul"],
                                   ["--no-backward", "--dtypes", "uint8", "--out-dtype", "float32"]])
 def test_the_inline_file_speaks_of_itself_only(tmp_path, args):

@@ -26,4 +26,7 @@ else:
 
 from .fused_axpby import fused_axpby  # noqa: E402
 
-__all__ = ["fused_axpby", "WITH_CUDA"]
+__all__ = [
+    "fused_axpby",
+    "WITH_CUDA",
+]

@@ -26,4 +26,7 @@ else:
 
 from .matmul import matmul  # noqa: E402
 
-__all__ = ["matmul", "WITH_CUDA"]
+__all__ = [
+    "matmul",
+    "WITH_CUDA",
+]

@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from normalize_volume import normalize_volume
+from normalize_volume import normalize_volume as op
 from normalize_volume.normalize_volume_reference import reference
 
 DTYPES = {
@@ -111,12 +111,12 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     compiled = torch.compile(reference, fullgraph=True)
     calls = 1 if n <= LATENCY_SIZE else 10
     times = {
-        "op": median_us(lambda: normalize_volume(**inputs, **SCALARS), device, calls),
+        "op": median_us(lambda: op(**inputs, **SCALARS), device, calls),
         "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
         "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
         "copy": median_us(lambda: copied.copy_(first), device, calls),
     }
-    result = normalize_volume(**inputs, **SCALARS)
+    result = op(**inputs, **SCALARS)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()

@@ -26,4 +26,7 @@ else:
 
 from .normalize_volume import normalize_volume  # noqa: E402
 
-__all__ = ["normalize_volume", "WITH_CUDA"]
+__all__ = [
+    "normalize_volume",
+    "WITH_CUDA",
+]

@@ -12,7 +12,8 @@ import pytest
 import torch
 from torch import Tensor
 
-from normalize_volume import WITH_CUDA, normalize_volume
+from normalize_volume import WITH_CUDA
+from normalize_volume import normalize_volume as op
 from normalize_volume.normalize_volume_reference import reference
 
 from .conftest import DEVICES, TOLERANCES, needs_cuda
@@ -76,7 +77,7 @@ def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
 @pytest.mark.parametrize("shape", [(1,), (1000,), (33, 65), (2, 3, 4099)], ids=str)
 def test_matches_float64_reference(device, dtype, shape):
     inputs = make_inputs(shape, dtype, device)
-    assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -85,21 +86,21 @@ def test_sizes_around_the_vector_width(device, dtype):
     # The CUDA kernels move 16 bytes (2 to 8 elements) at a time and the rest one by one.
     for n in [1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 255, 257, 1023, 1025]:
         inputs = make_inputs((n,), dtype, device)
-        assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
 def test_empty_tensors(device, shape):
     inputs = make_inputs(shape, DTYPES[0], device)
-    out = normalize_volume(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert out.shape == shape and out.dtype == (OUT_DTYPE or DTYPES[0])
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_zero_dim_tensors(device):
     inputs = make_inputs((), DTYPES[0], device)
-    out = normalize_volume(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert_matches_reference(inputs, out)
 
 
@@ -110,7 +111,7 @@ def test_non_contiguous_inputs(device, dtype):
     for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
         inputs = {k: view(v) for k, v in base.items()}
         assert not inputs[TENSOR_ARGS[0]].is_contiguous()
-        out = normalize_volume(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
         assert out.is_contiguous()
         assert_matches_reference(inputs, out)
 
@@ -123,14 +124,14 @@ def test_views_with_a_storage_offset(device, dtype):
     for offset in (1, 2, 3, 8):
         inputs = {k: v[offset:] for k, v in base.items()}
         assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * ITEM
-        assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 def test_meta_tensors_give_the_output_shape_and_dtype():
-    # Meta tensors have shapes but no data: the fake kernel of normalize_volume/normalize_volume.py answers, as it does
-    # when torch.compile traces the op.
+    # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
+    # as it does when torch.compile traces the op.
     inputs = make_inputs((4, 5), DTYPES[0], "meta")
-    out = normalize_volume(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert out.device.type == "meta"
     assert out.shape == (4, 5) and out.dtype == (OUT_DTYPE or DTYPES[0])
 
@@ -142,7 +143,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
     inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
     says = "Could not run 'normalize_volume::normalize_volume' with arguments from the 'SparseCPU'"
     with pytest.raises(NotImplementedError, match=says):
-        normalize_volume(**inputs, **SCALARS)
+        op(**inputs, **SCALARS)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -154,7 +155,7 @@ def test_integer_inputs_under_autograd(device, dtype):
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require"):
         inputs[TENSOR_ARGS[0]].requires_grad_()
     with torch.enable_grad():
-        out = normalize_volume(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     assert not out.requires_grad and out.grad_fn is None
     assert_matches_reference(inputs, out)
 
@@ -169,7 +170,7 @@ def test_opcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_torch_compile_fullgraph_matches_eager(device):
     def loss(**inputs):
-        return (normalize_volume(**inputs, **SCALARS) * 3).sum()
+        return (op(**inputs, **SCALARS) * 3).sum()
 
     inputs = make_inputs((1000,), DTYPES[0], device, requires_grad=True)
     torch._dynamo.reset()
@@ -184,15 +185,15 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
     inputs = make_inputs((8,), DTYPES[0], device)
     inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
     with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
-        normalize_volume(**inputs, **SCALARS)
+        op(**inputs, **SCALARS)
 
 
 @needs_cuda
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cpu_and_cuda_agree_bit_for_bit(dtype):
     inputs = make_inputs((1 << 16) + 3, dtype, "cpu")
-    on_cpu = normalize_volume(**inputs, **SCALARS)
-    on_cuda = normalize_volume(**{k: v.cuda() for k, v in inputs.items()}, **SCALARS)
+    on_cpu = op(**inputs, **SCALARS)
+    on_cuda = op(**{k: v.cuda() for k, v in inputs.items()}, **SCALARS)
     assert torch.equal(on_cpu, on_cuda.cpu())
 
 
@@ -205,7 +206,7 @@ def test_cuda_kernels_were_built():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_large_tensor_on_cuda(dtype):
     inputs = make_inputs((1 << 22) + 3, dtype, "cuda")
-    assert_matches_reference(inputs, normalize_volume(**inputs, **SCALARS))
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 def fill_periodically_(dst: Tensor, src: Tensor) -> Tensor:
@@ -239,7 +240,7 @@ def test_more_than_2_to_the_31_elements(offset):
             flat = torch.empty(offset + n * ITEM, dtype=dtype, device="cuda")[offset:]
             fill_periodically_(flat, pattern[name].reshape(-1))
             inputs[name] = flat.view(input_shape((n,)))
-        out = normalize_volume(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
         assert out.shape == (n,)
         # Values at the start, where the input and the output indices pass 2^31, and at
         # the end: copying the whole output to the CPU would take minutes.
@@ -266,7 +267,7 @@ def test_runs_on_the_current_stream():
         torch.cuda._sleep(100_000_000)
         for name in TENSOR_ARGS:
             inputs[name].copy_(new_values[name])
-        out = normalize_volume(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     stream.synchronize()
     assert_matches_reference(new_values, out)
 
@@ -274,10 +275,10 @@ def test_runs_on_the_current_stream():
 @needs_cuda
 def test_captured_in_a_cuda_graph():
     inputs = make_inputs((4097,), DTYPES[0], "cuda")
-    normalize_volume(**inputs, **SCALARS)  # warm up outside the capture
+    op(**inputs, **SCALARS)  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out = normalize_volume(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     for name in TENSOR_ARGS:  # new values in the captured buffers
         inputs[name].copy_(random_tensor(inputs[name].shape, DTYPES[0], "cuda"))
     graph.replay()
@@ -289,6 +290,6 @@ def test_captured_in_a_cuda_graph():
 def test_inputs_on_a_device_other_than_the_current_one():
     inputs = make_inputs((1025,), DTYPES[0], "cuda:1")
     with torch.cuda.device(0):
-        out = normalize_volume(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)

@@ -26,4 +26,7 @@ else:
 
 from .relu import relu  # noqa: E402
 
-__all__ = ["relu", "WITH_CUDA"]
+__all__ = [
+    "relu",
+    "WITH_CUDA",
+]

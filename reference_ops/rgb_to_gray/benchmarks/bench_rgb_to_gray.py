@@ -22,7 +22,7 @@ import time
 
 import torch
 
-from rgb_to_gray import rgb_to_gray
+from rgb_to_gray import rgb_to_gray as op
 from rgb_to_gray.rgb_to_gray_reference import reference
 
 DTYPES = {
@@ -113,12 +113,12 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     compiled = torch.compile(reference, fullgraph=True)
     calls = 1 if n <= LATENCY_SIZE else 10
     times = {
-        "op": median_us(lambda: rgb_to_gray(**inputs, **SCALARS), device, calls),
+        "op": median_us(lambda: op(**inputs, **SCALARS), device, calls),
         "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
         "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
         "copy": median_us(lambda: copied.copy_(first), device, calls),
     }
-    result = rgb_to_gray(**inputs, **SCALARS)
+    result = op(**inputs, **SCALARS)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()

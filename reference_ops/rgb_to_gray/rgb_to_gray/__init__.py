@@ -26,4 +26,7 @@ else:
 
 from .rgb_to_gray import rgb_to_gray  # noqa: E402
 
-__all__ = ["rgb_to_gray", "WITH_CUDA"]
+__all__ = [
+    "rgb_to_gray",
+    "WITH_CUDA",
+]

@@ -12,7 +12,8 @@ import pytest
 import torch
 from torch import Tensor
 
-from rgb_to_gray import WITH_CUDA, rgb_to_gray
+from rgb_to_gray import WITH_CUDA
+from rgb_to_gray import rgb_to_gray as op
 from rgb_to_gray.rgb_to_gray_reference import reference
 
 from .conftest import DEVICES, TOLERANCES, needs_cuda
@@ -77,7 +78,7 @@ def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
 @pytest.mark.parametrize("shape", [(1,), (1000,), (33, 65), (2, 3, 4099)], ids=str)
 def test_matches_float64_reference(device, dtype, shape):
     inputs = make_inputs(shape, dtype, device)
-    assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -86,21 +87,21 @@ def test_sizes_around_the_vector_width(device, dtype):
     # The CUDA kernels move 16 bytes (2 to 8 elements) at a time and the rest one by one.
     for n in [1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 255, 257, 1023, 1025]:
         inputs = make_inputs((n,), dtype, device)
-        assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
 def test_empty_tensors(device, shape):
     inputs = make_inputs(shape, DTYPES[0], device)
-    out = rgb_to_gray(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert out.shape == shape and out.dtype == (OUT_DTYPE or DTYPES[0])
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_zero_dim_tensors(device):
     inputs = make_inputs((), DTYPES[0], device)
-    out = rgb_to_gray(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert_matches_reference(inputs, out)
 
 
@@ -111,7 +112,7 @@ def test_non_contiguous_inputs(device, dtype):
     for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
         inputs = {k: view(v) for k, v in base.items()}
         assert not inputs[TENSOR_ARGS[0]].is_contiguous()
-        out = rgb_to_gray(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
         assert out.is_contiguous()
         assert_matches_reference(inputs, out)
 
@@ -124,14 +125,14 @@ def test_views_with_a_storage_offset(device, dtype):
     for offset in (1, 2, 3, 8):
         inputs = {k: v[offset:] for k, v in base.items()}
         assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * ITEM
-        assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 def test_meta_tensors_give_the_output_shape_and_dtype():
-    # Meta tensors have shapes but no data: the fake kernel of rgb_to_gray/rgb_to_gray.py answers, as it does
-    # when torch.compile traces the op.
+    # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
+    # as it does when torch.compile traces the op.
     inputs = make_inputs((4, 5), DTYPES[0], "meta")
-    out = rgb_to_gray(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert out.device.type == "meta"
     assert out.shape == (4, 5) and out.dtype == (OUT_DTYPE or DTYPES[0])
 
@@ -143,7 +144,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
     inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
     says = "Could not run 'rgb_to_gray::rgb_to_gray' with arguments from the 'SparseCPU'"
     with pytest.raises(NotImplementedError, match=says):
-        rgb_to_gray(**inputs, **SCALARS)
+        op(**inputs, **SCALARS)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -155,7 +156,7 @@ def test_integer_inputs_under_autograd(device, dtype):
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require"):
         inputs[TENSOR_ARGS[0]].requires_grad_()
     with torch.enable_grad():
-        out = rgb_to_gray(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     assert not out.requires_grad and out.grad_fn is None
     assert_matches_reference(inputs, out)
 
@@ -170,7 +171,7 @@ def test_opcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_torch_compile_fullgraph_matches_eager(device):
     def loss(**inputs):
-        return (rgb_to_gray(**inputs, **SCALARS) * 3).sum()
+        return (op(**inputs, **SCALARS) * 3).sum()
 
     inputs = make_inputs((1000,), DTYPES[0], device, requires_grad=True)
     torch._dynamo.reset()
@@ -185,7 +186,7 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
     inputs = make_inputs((8,), DTYPES[0], device)
     inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
     with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
-        rgb_to_gray(**inputs, **SCALARS)
+        op(**inputs, **SCALARS)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -193,18 +194,18 @@ def test_rejects_images_without_the_channel_dimension(device):
     image = random_tensor((8, CHANNELS + 1), DTYPES[0], device)
     says = rf"{TENSOR_ARGS[0]} has shape \[8, {CHANNELS + 1}\]; its last dimension"
     with pytest.raises(RuntimeError, match=says):
-        rgb_to_gray(image, **SCALARS)
+        op(image, **SCALARS)
     zero_dim = random_tensor((), DTYPES[0], device)
     with pytest.raises(RuntimeError, match=rf"{TENSOR_ARGS[0]} has shape \[\]; its last dimension"):
-        rgb_to_gray(zero_dim, **SCALARS)
+        op(zero_dim, **SCALARS)
 
 
 @needs_cuda
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cpu_and_cuda_agree_bit_for_bit(dtype):
     inputs = make_inputs((1 << 16) + 3, dtype, "cpu")
-    on_cpu = rgb_to_gray(**inputs, **SCALARS)
-    on_cuda = rgb_to_gray(**{k: v.cuda() for k, v in inputs.items()}, **SCALARS)
+    on_cpu = op(**inputs, **SCALARS)
+    on_cuda = op(**{k: v.cuda() for k, v in inputs.items()}, **SCALARS)
     assert torch.equal(on_cpu, on_cuda.cpu())
 
 
@@ -217,7 +218,7 @@ def test_cuda_kernels_were_built():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_large_tensor_on_cuda(dtype):
     inputs = make_inputs((1 << 22) + 3, dtype, "cuda")
-    assert_matches_reference(inputs, rgb_to_gray(**inputs, **SCALARS))
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 def fill_periodically_(dst: Tensor, src: Tensor) -> Tensor:
@@ -251,7 +252,7 @@ def test_more_than_2_to_the_31_elements(offset):
             flat = torch.empty(offset + n * ITEM, dtype=dtype, device="cuda")[offset:]
             fill_periodically_(flat, pattern[name].reshape(-1))
             inputs[name] = flat.view(input_shape((n,)))
-        out = rgb_to_gray(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
         assert out.shape == (n,)
         # Values at the start, where the input and the output indices pass 2^31, and at
         # the end: copying the whole output to the CPU would take minutes.
@@ -278,7 +279,7 @@ def test_runs_on_the_current_stream():
         torch.cuda._sleep(100_000_000)
         for name in TENSOR_ARGS:
             inputs[name].copy_(new_values[name])
-        out = rgb_to_gray(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     stream.synchronize()
     assert_matches_reference(new_values, out)
 
@@ -286,10 +287,10 @@ def test_runs_on_the_current_stream():
 @needs_cuda
 def test_captured_in_a_cuda_graph():
     inputs = make_inputs((4097,), DTYPES[0], "cuda")
-    rgb_to_gray(**inputs, **SCALARS)  # warm up outside the capture
+    op(**inputs, **SCALARS)  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out = rgb_to_gray(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     for name in TENSOR_ARGS:  # new values in the captured buffers
         inputs[name].copy_(random_tensor(inputs[name].shape, DTYPES[0], "cuda"))
     graph.replay()
@@ -301,6 +302,6 @@ def test_captured_in_a_cuda_graph():
 def test_inputs_on_a_device_other_than_the_current_one():
     inputs = make_inputs((1025,), DTYPES[0], "cuda:1")
     with torch.cuda.device(0):
-        out = rgb_to_gray(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)

@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from several_ops import relu
+from several_ops import relu as op
 from several_ops.relu_reference import reference
 
 DTYPES = {
@@ -118,12 +118,12 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     compiled = torch.compile(reference, fullgraph=True)
     calls = 1 if n <= LATENCY_SIZE else 10
     times = {
-        "op": median_us(lambda: relu(**inputs, **SCALARS), device, calls),
+        "op": median_us(lambda: op(**inputs, **SCALARS), device, calls),
         "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
         "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
         "copy": median_us(lambda: copied.copy_(first), device, calls),
     }
-    result = relu(**inputs, **SCALARS)
+    result = op(**inputs, **SCALARS)
     leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
     differentiable = [leaves[name] for name in GRAD_ARGS]
     grad_out = torch.randn_like(result)
@@ -131,7 +131,7 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     def forward_backward(fn):
         return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
 
-    times["op_fwd_bwd"] = median_us(forward_backward(relu), device, calls)
+    times["op_fwd_bwd"] = median_us(forward_backward(op), device, calls)
     times["eager_fwd_bwd"] = median_us(forward_backward(reference), device, calls)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()

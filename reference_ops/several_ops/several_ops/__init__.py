@@ -28,4 +28,9 @@ from .fused_axpby import fused_axpby  # noqa: E402
 from .matmul import matmul  # noqa: E402
 from .relu import relu  # noqa: E402
 
-__all__ = ["relu", "fused_axpby", "matmul", "WITH_CUDA"]
+__all__ = [
+    "fused_axpby",
+    "matmul",
+    "relu",
+    "WITH_CUDA",
+]

@@ -12,7 +12,8 @@ import pytest
 import torch
 from torch import Tensor
 
-from several_ops import WITH_CUDA, matmul
+from several_ops import WITH_CUDA
+from several_ops import matmul as op
 from several_ops.matmul_reference import reference
 
 from .conftest import DEVICES, MIXED_DEVICES, needs_cuda
@@ -55,7 +56,7 @@ def assert_is_the_product(out: Tensor, a: Tensor, b: Tensor) -> None:
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_matches_float64_reference(device, dtype, shape):
     a, b = make_matrices(*shape, dtype, device)
-    assert_is_the_product(matmul(a, b), a, b)
+    assert_is_the_product(op(a, b), a, b)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -65,9 +66,9 @@ def test_transposed_strided_and_offset_views(device, dtype):
     b_t, _ = make_matrices(40, 70, 1, dtype, device)
     a, b = a_t.t()[:, 1:], b_t.t()[1:]  # a: 50×69 read down columns, b: 69×40 with an offset
     assert not a.is_contiguous() and b.storage_offset() > 0
-    assert_is_the_product(matmul(a, b), a, b)
+    assert_is_the_product(op(a, b), a, b)
     a2, b2 = make_matrices(66, 40, 30, dtype, device)
-    assert_is_the_product(matmul(a2[::2], b2), a2[::2], b2)
+    assert_is_the_product(op(a2[::2], b2), a2[::2], b2)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -76,7 +77,7 @@ def test_transposed_strided_and_offset_views(device, dtype):
 @pytest.mark.parametrize("shape", [(0, 5, 3), (4, 5, 0), (4, 0, 3), (9, 0, 16)], ids=str)
 def test_empty_matrices_and_an_empty_inner_dimension(device, dtype, shape):
     a, b = make_matrices(*shape, dtype, device, requires_grad=True)
-    out = matmul(a, b)
+    out = op(a, b)
     assert out.shape == (shape[0], shape[2])
     assert bool((out == 0).all())  # a sum over nothing
     grad_a, grad_b = torch.autograd.grad(out.sum(), (a, b))
@@ -86,10 +87,10 @@ def test_empty_matrices_and_an_empty_inner_dimension(device, dtype, shape):
 
 
 def test_meta_tensors_give_the_output_shape_and_dtype():
-    # Meta tensors have shapes but no data: the fake kernel of ops.py answers, as it does
+    # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers, as it does
     # when torch.compile traces the op.
     a, b = make_matrices(4, 5, 3, DTYPES[0], "meta")
-    out = matmul(a, b)
+    out = op(a, b)
     assert out.device.type == "meta"
     assert out.shape == (4, 3) and out.dtype == DTYPES[0]
 
@@ -99,7 +100,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
     # in a build without CUDA; sparse tensors here) is refused by the dispatcher.
     says = "Could not run 'several_ops::matmul' with arguments from the 'SparseCPU'"
     with pytest.raises(NotImplementedError, match=says):
-        matmul(torch.ones(4, 5).to_sparse(), torch.ones(5, 3).to_sparse())
+        op(torch.ones(4, 5).to_sparse(), torch.ones(5, 3).to_sparse())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -112,7 +113,7 @@ def test_opcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_torch_compile_fullgraph_matches_eager(device):
     def loss(a, b):
-        return (matmul(a, b) * 3).sum()
+        return (op(a, b) * 3).sum()
 
     a, b = make_matrices(40, 30, 20, DTYPES[0], device, requires_grad=True)
     torch._dynamo.reset()
@@ -128,7 +129,7 @@ def test_torch_compile_fullgraph_matches_eager(device):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gradients_match_float64_reference(device, dtype):
     a, b = make_matrices(33, 65, 17, dtype, device, requires_grad=True)
-    out = matmul(a, b)
+    out = op(a, b)
     grad = torch.randn_like(out)
     grad_a, grad_b = torch.autograd.grad(out, (a, b), grad)
     # da = grad @ bᵀ and db = aᵀ @ grad: products themselves, with the same bounds.
@@ -142,16 +143,16 @@ def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
     # grad mode is off (what keeps small calls fast); whenever either one requires grad it
     # must record the op, and that matrix's gradient must be right.
     a, b = make_matrices(6, 5, 4, DTYPES[0], device)
-    out = matmul(a, b)
+    out = op(a, b)
     assert not out.requires_grad and out.grad_fn is None
     grad = torch.randn_like(out)
     x, y = a.clone().requires_grad_(), b.clone()
     with torch.no_grad():
-        assert matmul(x, y).grad_fn is None
-    (grad_a,) = torch.autograd.grad(matmul(x, y), x, grad)
+        assert op(x, y).grad_fn is None
+    (grad_a,) = torch.autograd.grad(op(x, y), x, grad)
     assert_is_the_product(grad_a, grad, b.t())
     x, y = a.clone(), b.clone().requires_grad_()
-    (grad_b,) = torch.autograd.grad(matmul(x, y), y, grad)
+    (grad_b,) = torch.autograd.grad(op(x, y), y, grad)
     assert_is_the_product(grad_b, a.t(), grad)
 
 
@@ -165,7 +166,7 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
     with forward_ad.dual_level():
         dual = forward_ad.make_dual(a, torch.ones_like(a))
         with pytest.raises(RuntimeError, match="jvp is not implemented"):
-            matmul(dual, b)
+            op(dual, b)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -173,7 +174,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     # The backward op has no derivative of its own: differentiating it (hessian,
     # gradgradcheck, create_graph=True) must raise, never give zeros.
     a, b = make_matrices(3, 4, 2, DTYPES[0], device, requires_grad=True)
-    out = matmul(a, b)
+    out = op(a, b)
     grads = torch.autograd.grad((out * out).sum(), (a, b), create_graph=True)
     with pytest.raises(RuntimeError, match="matmul is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), (a, b), allow_unused=True)
@@ -182,7 +183,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_gradcheck(device):
     a, b = make_matrices(4, 6, 5, torch.float64, device, requires_grad=True)
-    assert torch.autograd.gradcheck(matmul, (a, b))
+    assert torch.autograd.gradcheck(op, (a, b))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -211,23 +212,23 @@ def test_backward_op_rejects_bad_arguments_naming_them(device):
 def test_rejects_bad_matrices_naming_the_argument(device):
     a, b = make_matrices(4, 5, 3, DTYPES[0], device)
     with pytest.raises(RuntimeError, match=r"b must be a 2-D matrix, got shape \[5\]"):
-        matmul(a, b[:, 0])
+        op(a, b[:, 0])
     with pytest.raises(RuntimeError, match=r"a must be a 2-D matrix, got shape \[\]"):
-        matmul(a[0, 0], b)
+        op(a[0, 0], b)
     with pytest.raises(RuntimeError, match=r"the columns of a must match the rows of b"):
-        matmul(a, b[:4])
+        op(a, b[:4])
     with pytest.raises(RuntimeError, match=r"b has dtype torch.int32"):
-        matmul(a, torch.ones(5, 3, dtype=torch.int32, device=device))
+        op(a, torch.ones(5, 3, dtype=torch.int32, device=device))
     if len(DTYPES) > 1:
         with pytest.raises(RuntimeError, match=f"b has dtype {DTYPES[1]}"):
-            matmul(a, b.to(DTYPES[1]))
+            op(a, b.to(DTYPES[1]))
 
 
 @pytest.mark.parametrize("first, last", MIXED_DEVICES)
 def test_rejects_mixed_devices_naming_the_argument(first, last):
     a, b = make_matrices(4, 5, 3, DTYPES[0], first)
     with pytest.raises(RuntimeError, match=f"b is on {last}.* but a is on {first}"):
-        matmul(a, b.to(last))
+        op(a, b.to(last))
 
 
 @needs_cuda
@@ -241,7 +242,7 @@ def test_cuda_kernels_were_built():
 def test_large_matrices_on_cuda(dtype, shape):
     # The second shape takes the tensor-core kernel for the half types.
     a, b = make_matrices(*shape, dtype, "cuda")
-    assert_is_the_product(matmul(a, b), a, b)
+    assert_is_the_product(op(a, b), a, b)
 
 
 @needs_cuda
@@ -249,7 +250,7 @@ def test_more_row_tiles_than_one_grid_dimension_holds():
     # 65535 blocks at most along a grid's y dimension, 64 rows each: the launcher splits
     # taller products.
     a, b = make_matrices(65535 * 64 + 65, 3, 2, DTYPES[0], "cuda")
-    out = matmul(a, b)
+    out = op(a, b)
     for rows in (slice(0, 64), slice(65535 * 64 - 64, 65535 * 64 + 64), slice(-65, None)):
         assert_is_the_product(out[rows], a[rows], b)
 
@@ -266,7 +267,7 @@ def test_runs_on_the_current_stream():
         torch.cuda._sleep(100_000_000)
         a.copy_(new_a)
         b.copy_(new_b)
-        out = matmul(a, b)
+        out = op(a, b)
     stream.synchronize()
     assert_is_the_product(out, new_a, new_b)
 
@@ -274,10 +275,10 @@ def test_runs_on_the_current_stream():
 @needs_cuda
 def test_captured_in_a_cuda_graph():
     a, b = make_matrices(70, 80, 90, DTYPES[0], "cuda")
-    matmul(a, b)  # warm up outside the capture
+    op(a, b)  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out = matmul(a, b)
+        out = op(a, b)
     a.copy_(torch.randn_like(a))
     graph.replay()
     torch.cuda.synchronize()
@@ -288,7 +289,7 @@ def test_captured_in_a_cuda_graph():
 def test_inputs_on_a_device_other_than_the_current_one():
     a, b = make_matrices(65, 33, 17, DTYPES[0], "cuda:1")
     with torch.cuda.device(0):
-        out = matmul(a, b)
+        out = op(a, b)
     assert out.device == torch.device("cuda:1")
     assert_is_the_product(out, a, b)
     # The backward op, called directly: autograd would run it on its own thread for cuda:1.

@@ -12,7 +12,8 @@ import pytest
 import torch
 from torch import Tensor
 
-from several_ops import WITH_CUDA, relu
+from several_ops import WITH_CUDA
+from several_ops import relu as op
 from several_ops.relu_reference import reference
 
 from .conftest import DEVICES, TOLERANCES, needs_cuda
@@ -79,7 +80,7 @@ def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
 @pytest.mark.parametrize("shape", [(1,), (1000,), (33, 65), (2, 3, 4099)], ids=str)
 def test_matches_float64_reference(device, dtype, shape):
     inputs = make_inputs(shape, dtype, device)
-    assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -88,14 +89,14 @@ def test_sizes_around_the_vector_width(device, dtype):
     # The CUDA kernels move 16 bytes (2 to 8 elements) at a time and the rest one by one.
     for n in [1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 255, 257, 1023, 1025]:
         inputs = make_inputs((n,), dtype, device)
-        assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
 def test_empty_tensors(device, shape):
     inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
-    out = relu(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert out.shape == shape and out.dtype == (OUT_DTYPE or DTYPES[0])
     grads = torch.autograd.grad(out.sum(), [inputs[name] for name in GRAD_ARGS])
     assert all(g.shape == shape for g in grads)
@@ -104,7 +105,7 @@ def test_empty_tensors(device, shape):
 @pytest.mark.parametrize("device", DEVICES)
 def test_zero_dim_tensors(device):
     inputs = make_inputs((), DTYPES[0], device, requires_grad=True)
-    out = relu(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert_matches_reference(inputs, out)
     grads = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS])
     assert all(g.shape == () for g in grads)
@@ -117,7 +118,7 @@ def test_non_contiguous_inputs(device, dtype):
     for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
         inputs = {k: view(v) for k, v in base.items()}
         assert not inputs[TENSOR_ARGS[0]].is_contiguous()
-        out = relu(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
         assert out.is_contiguous()
         assert_matches_reference(inputs, out)
 
@@ -130,14 +131,14 @@ def test_views_with_a_storage_offset(device, dtype):
     for offset in (1, 2, 3, 8):
         inputs = {k: v[offset:] for k, v in base.items()}
         assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * ITEM
-        assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 def test_meta_tensors_give_the_output_shape_and_dtype():
-    # Meta tensors have shapes but no data: the fake kernel of several_ops/relu.py answers, as it does
-    # when torch.compile traces the op.
+    # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
+    # as it does when torch.compile traces the op.
     inputs = make_inputs((4, 5), DTYPES[0], "meta")
-    out = relu(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     assert out.device.type == "meta"
     assert out.shape == (4, 5) and out.dtype == (OUT_DTYPE or DTYPES[0])
 
@@ -149,7 +150,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
     inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
     says = "Could not run 'several_ops::relu' with arguments from the 'SparseCPU'"
     with pytest.raises(NotImplementedError, match=says):
-        relu(**inputs, **SCALARS)
+        op(**inputs, **SCALARS)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -162,7 +163,7 @@ def test_opcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_torch_compile_fullgraph_matches_eager(device):
     def loss(**inputs):
-        return (relu(**inputs, **SCALARS) * 3).sum()
+        return (op(**inputs, **SCALARS) * 3).sum()
 
     inputs = make_inputs((1000,), DTYPES[0], device, requires_grad=True)
     torch._dynamo.reset()
@@ -181,7 +182,7 @@ def test_torch_compile_fullgraph_matches_eager(device):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gradients_match_float64_reference(device, dtype):
     inputs = make_inputs((3, 257), dtype, device, requires_grad=True)
-    out = relu(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     grad_out = torch.randn_like(out)
     actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
@@ -199,7 +200,7 @@ def test_gradients_match_float64_reference(device, dtype):
 def test_backward_with_a_non_contiguous_gradient(device):
     inputs = make_inputs((4, 6), DTYPES[0], device, requires_grad=True)
     # sum() sends back an expanded gradient with zero strides.
-    actual = torch.autograd.grad(relu(**inputs, **SCALARS).sum(), inputs[GRAD_ARGS[0]])
+    actual = torch.autograd.grad(op(**inputs, **SCALARS).sum(), inputs[GRAD_ARGS[0]])
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
     expected = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[GRAD_ARGS[0]])
     torch.testing.assert_close(actual[0].double(), expected[0], **TOLERANCES[DTYPES[0]])
@@ -211,13 +212,13 @@ def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
     # mode is off (what keeps small calls fast); whenever any one input requires grad it
     # must record the op, and that input's gradient must be right.
     plain = make_inputs((4, 6), DTYPES[0], device)
-    out = relu(**plain, **SCALARS)
+    out = op(**plain, **SCALARS)
     assert not out.requires_grad and out.grad_fn is None
     for name in GRAD_ARGS:
         inputs = {k: v.detach().requires_grad_(k == name) for k, v in plain.items()}
         with torch.no_grad():
-            assert relu(**inputs, **SCALARS).grad_fn is None
-        out = relu(**inputs, **SCALARS)
+            assert op(**inputs, **SCALARS).grad_fn is None
+        out = op(**inputs, **SCALARS)
         assert out.requires_grad and out.grad_fn is not None, name
         (actual,) = torch.autograd.grad(out.sum(), inputs[name])
         inputs64 = {k: v.detach().double().requires_grad_(k == name) for k, v in inputs.items()}
@@ -236,7 +237,7 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
     with forward_ad.dual_level():
         inputs[first] = forward_ad.make_dual(inputs[first], torch.ones_like(inputs[first]))
         with pytest.raises(RuntimeError, match="jvp is not implemented"):
-            relu(**inputs, **SCALARS)
+            op(**inputs, **SCALARS)
 
 
 
@@ -246,7 +247,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     # gradgradcheck, create_graph=True) must raise, never give zeros.
     inputs = make_inputs((4, 5), DTYPES[0], device, requires_grad=True)
     wrt = [inputs[name] for name in GRAD_ARGS]
-    out = relu(**inputs, **SCALARS)
+    out = op(**inputs, **SCALARS)
     grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
     with pytest.raises(RuntimeError, match="relu is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
@@ -258,7 +259,7 @@ def test_gradcheck(device):
     inputs = make_inputs((4, 5), torch.float64, device, requires_grad=True)
 
     def f(*tensors):
-        return relu(**dict(zip(inputs, tensors)), **SCALARS)
+        return op(**dict(zip(inputs, tensors)), **SCALARS)
 
     assert torch.autograd.gradcheck(f, tuple(inputs.values()))
 
@@ -295,7 +296,7 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
     inputs = make_inputs((8,), DTYPES[0], device)
     inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
     with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
-        relu(**inputs, **SCALARS)
+        op(**inputs, **SCALARS)
 
 
 @needs_cuda
@@ -307,7 +308,7 @@ def test_cuda_kernels_were_built():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_large_tensor_on_cuda(dtype):
     inputs = make_inputs((1 << 22) + 3, dtype, "cuda")
-    assert_matches_reference(inputs, relu(**inputs, **SCALARS))
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
 def fill_periodically_(dst: Tensor, src: Tensor) -> Tensor:
@@ -341,7 +342,7 @@ def test_more_than_2_to_the_31_elements(offset):
             flat = torch.empty(offset + n * ITEM, dtype=dtype, device="cuda")[offset:]
             fill_periodically_(flat, pattern[name].reshape(-1))
             inputs[name] = flat.view(input_shape((n,)))
-        out = relu(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
         assert out.shape == (n,)
         # Values at the start, where the input and the output indices pass 2^31, and at
         # the end: copying the whole output to the CPU would take minutes.
@@ -368,7 +369,7 @@ def test_runs_on_the_current_stream():
         torch.cuda._sleep(100_000_000)
         for name in TENSOR_ARGS:
             inputs[name].copy_(new_values[name])
-        out = relu(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     stream.synchronize()
     assert_matches_reference(new_values, out)
 
@@ -376,10 +377,10 @@ def test_runs_on_the_current_stream():
 @needs_cuda
 def test_captured_in_a_cuda_graph():
     inputs = make_inputs((4097,), DTYPES[0], "cuda")
-    relu(**inputs, **SCALARS)  # warm up outside the capture
+    op(**inputs, **SCALARS)  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out = relu(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     for name in TENSOR_ARGS:  # new values in the captured buffers
         inputs[name].copy_(random_tensor(inputs[name].shape, DTYPES[0], "cuda"))
     graph.replay()
@@ -391,7 +392,7 @@ def test_captured_in_a_cuda_graph():
 def test_inputs_on_a_device_other_than_the_current_one():
     inputs = make_inputs((1025,), DTYPES[0], "cuda:1")
     with torch.cuda.device(0):
-        out = relu(**inputs, **SCALARS)
+        out = op(**inputs, **SCALARS)
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)
     # The backward op, called directly: autograd would run it on its own thread for cuda:1.

@@ -26,4 +26,7 @@ else:
 
 from .times_two import times_two  # noqa: E402
 
-__all__ = ["times_two", "WITH_CUDA"]
+__all__ = [
+    "times_two",
+    "WITH_CUDA",
+]

@@ -26,4 +26,7 @@ else:
 
 from .vector_add import vector_add  # noqa: E402
 
-__all__ = ["vector_add", "WITH_CUDA"]
+__all__ = [
+    "vector_add",
+    "WITH_CUDA",
+]
