@@ -53,6 +53,8 @@ def render(data: dict[str, Any], into: Path, *, recorded: dict[str, str] | None 
     """
     import copier  # imported here: it is the slowest import of the CLI
 
+    from .formatting import FormattingWorker
+
     source = template_source.locate()
     with tempfile.TemporaryDirectory(prefix=".opgen-template-") as tmp:
         snapshot = source.snapshot(Path(tmp) / "template")
@@ -60,14 +62,15 @@ def render(data: dict[str, Any], into: Path, *, recorded: dict[str, str] | None 
             # copier warns about the snapshot being unversioned; that is by design.
             warnings.simplefilter("ignore")
             try:
-                worker = copier.run_copy(
-                    str(snapshot),
-                    str(into),
+                with FormattingWorker(
+                    src_path=str(snapshot),
+                    dst_path=into,
                     data={**data, "opgen_recorded_source": recorded or source.recorded},
                     defaults=True,
                     quiet=True,
                     unsafe=False,
-                )
+                ) as worker:
+                    worker.run_copy()
             except (ValueError, copier.errors.CopierError) as error:
                 # copier's own validators and type checks on the answers
                 raise RenderError(str(error).strip().splitlines()[0]) from None

@@ -53,6 +53,8 @@ def update_project(project: Path) -> UpdateResult:
     """Update `project` in place to the template version of the running opgen."""
     import copier  # imported here: it is the slowest import of the CLI
 
+    from .formatting import FormattingWorker
+
     project = project.absolute()
     check_updatable(project)
     source = template_source.locate()
@@ -70,8 +72,8 @@ def update_project(project: Path) -> UpdateResult:
             # From the source the project recorded (where the old version is) to this
             # opgen's version, which the same repository holds: its checkout, or the
             # repository the wheel was released from.
-            copier.run_update(
-                str(project),
+            with FormattingWorker(
+                dst_path=project,
                 vcs_ref=source.version,
                 data=data,
                 defaults=True,  # keep every recorded answer; ask nothing
@@ -79,7 +81,8 @@ def update_project(project: Path) -> UpdateResult:
                 quiet=True,
                 unsafe=False,  # the template has no tasks, migrations or extensions
                 conflict="inline",
-            )
+            ) as worker:
+                worker.run_update()
         except (ValueError, copier.errors.CopierError) as error:
             raise UpdateError(str(error).strip().splitlines()[0]) from None
     new_version = recorded_answers(project).get("_commit", "unknown")

@@ -508,3 +508,20 @@ def test_questions_are_asked_on_a_terminal(opgen, tmp_path, monkeypatch):
     assert [(g["input"], g["formula"], g["reads"]) for g in op["gradients"]] == [
         ("x", "y * grad", ["y"]), ("y", "x * grad", ["x"])]
     assert op["reference"] == "x * y"  # the default shown: the forward formula
+
+
+def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
+    # A user's `clang-format -i csrc/*` changes nothing, however long the argument lists.
+    import clang_format
+
+    opgen("new", "lib", "--op", "wide", "--defaults", "--signature",
+          "x: Tensor, y: Tensor, z: Tensor, w: Tensor, a: float, b: float = -3e-5",
+          "--forward", "a * x + b * y * z - w",
+          "--gradients", "x: a * grad; y: b * z * grad; z: b * y * grad; w: -grad")
+    for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"]):
+        assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
+    sources = sorted(str(p) for p in (tmp_path / "lib" / "csrc").iterdir())
+    assert len(sources) == 14
+    result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
+                             *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]

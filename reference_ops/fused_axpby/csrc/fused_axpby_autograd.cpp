@@ -25,15 +25,17 @@ at::Tensor call_forward(double a, const at::Tensor& x, const at::Tensor& b) {
 }
 
 std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, double a) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("fused_axpby::fused_axpby_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, double)>();
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("fused_axpby::fused_axpby_backward", "")
+          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, double)>();
   return op.call(grad, a);
 }
 
 class fused_axpby_function : public torch::autograd::Function<fused_axpby_function> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, double a, const at::Tensor& x, const at::Tensor& b) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, double a, const at::Tensor& x,
+                            const at::Tensor& b) {
     // Below autograd: the call reaches the CPU or CUDA kernel, not this function again.
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->saved_data["a"] = a;
@@ -42,8 +44,7 @@ class fused_axpby_function : public torch::autograd::Function<fused_axpby_functi
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    auto [grad_x, grad_b] =
-        call_backward(grads[0], ctx->saved_data["a"].toDouble());
+    auto [grad_x, grad_b] = call_backward(grads[0], ctx->saved_data["a"].toDouble());
     // One gradient per argument of forward, in order; none for a.
     return {at::Tensor(), grad_x, grad_b};
   }
@@ -53,8 +54,7 @@ at::Tensor forward_autograd(double a, const at::Tensor& x, const at::Tensor& b) 
   // kernel, as torch's own ops do. Function::apply would build a node and throw it away,
   // which took 0.75 us of a 2.6 us call on small CPU tensors. A forward-mode tangent
   // goes to apply, whose error says forward AD is not implemented.
-  if (!torch::autograd::compute_requires_grad(x, b) &&
-      !x._fw_grad(/*level=*/0).defined() &&
+  if (!torch::autograd::compute_requires_grad(x, b) && !x._fw_grad(/*level=*/0).defined() &&
       !b._fw_grad(/*level=*/0).defined()) {
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_forward(a, x, b);
@@ -71,8 +71,7 @@ class fused_axpby_backward_function
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const at::Tensor& grad, double a) {
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    auto [grad_x, grad_b] =
-        call_backward(grad, a);
+    auto [grad_x, grad_b] = call_backward(grad, a);
     return {grad_x, grad_b};
   }
 
@@ -91,8 +90,7 @@ std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, dou
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_backward(grad, a);
   }
-  const torch::autograd::variable_list outputs = fused_axpby_backward_function::apply(
-      grad, a);
+  const torch::autograd::variable_list outputs = fused_axpby_backward_function::apply(grad, a);
   return {outputs[0], outputs[1]};
 }
 

@@ -4,14 +4,13 @@
 // and editing a kernel rebuilds quickly. csrc/fused_axpby.cpp checks the inputs, makes
 // them contiguous, picks the dtype and passes the current stream. The formulas live in
 // csrc/fused_axpby_math.h.
-#include "fused_axpby_kernel.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "fused_axpby_kernel.h"
 #include "fused_axpby_math.h"
 
 namespace fused_axpby {
@@ -20,8 +19,8 @@ namespace {
 // Arithmetic happens in Acc<T>: double where the input or the output is double, float
 // for everything else (float, the half types, integers).
 template <typename T>
-using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>,
-                               double, float>;
+using Acc =
+    std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>, double, float>;
 
 // Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
@@ -96,8 +95,9 @@ struct VecWidth {
 // storage offset), all of them one at a time. One kernel for both halves the build time
 // of a second instantiation; the branch is uniform across the grid.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ x, const T* __restrict__ b, Out<T>* __restrict__ out, int64_t n,
-    bool vectorized, Acc<T> a) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* __restrict__ x, const T* __restrict__ b, Out<T>* __restrict__ out,
+                   int64_t n, bool vectorized, Acc<T> a) {
   constexpr int kVec = VecWidth<T>::value;
   constexpr int kPer = ItemsPerThread<T>::value;
   using V = Vec<T, kVec>;
@@ -107,7 +107,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   // unroll 1: an unrolled grid-stride loop starts with a 64-bit division for its trip
   // count, paid per thread; one pass per thread is the common case here.
 #pragma unroll 1
-  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec; first += gridDim.x * block_vecs) {
+  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec;
+       first += gridDim.x * block_vecs) {
     // Every load before the first use: kPer loads in flight.
     V x_v[kPer];
     V b_v[kPer];
@@ -126,7 +127,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
         VOut out_v;
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(a, to_acc(x_v[u].v[k]), to_acc(b_v[u].v[k])));
+          out_v.v[k] =
+              from_acc<Out<T>>(forward<Acc<T>>(a, to_acc(x_v[u].v[k]), to_acc(b_v[u].v[k])));
         }
         reinterpret_cast<VOut*>(out)[i] = out_v;
       }
@@ -141,7 +143,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict__ grad, T* __restrict__ grad_x, T* __restrict__ grad_b, int64_t n, bool vectorized, Acc<T> a) {
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const T* __restrict__ grad, T* __restrict__ grad_x, T* __restrict__ grad_b,
+                    int64_t n, bool vectorized, Acc<T> a) {
   constexpr int kVec = 16 / sizeof(T);
   using V = Vec<T, kVec>;
   const int64_t n_vec = vectorized ? n / kVec : 0;
@@ -171,7 +175,8 @@ __global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict_
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a, cudaStream_t stream) {
+cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a,
+                         cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   // Elements per thread on the vectorized path.
   constexpr int kPerThread = VecWidth<T>::value * ItemsPerThread<T>::value;
@@ -182,23 +187,34 @@ cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double 
 }
 
 template <typename T>
-cudaError_t backward_cuda(const T* grad, T* grad_x, T* grad_b, int64_t n, double a, cudaStream_t stream) {
+cudaError_t backward_cuda(const T* grad, T* grad_x, T* grad_b, int64_t n, double a,
+                          cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   constexpr int kVec = 16 / sizeof(T);
   const bool vectorized = is_aligned16(grad) && is_aligned16(grad_x) && is_aligned16(grad_b);
   const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
-  backward_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, grad_x, grad_b, n, vectorized, Acc<T>(a));
+  backward_kernel<T>
+      <<<blocks, kThreads, 0, stream>>>(grad, grad_x, grad_b, n, vectorized, Acc<T>(a));
   return cudaGetLastError();
 }
 
 // The dtypes this op was generated for.
-template cudaError_t forward_cuda<float>(const float*, const float*, Out<float>*, int64_t, double, cudaStream_t);
-template cudaError_t backward_cuda<float>(const float*, float*, float*, int64_t, double, cudaStream_t);
-template cudaError_t forward_cuda<double>(const double*, const double*, Out<double>*, int64_t, double, cudaStream_t);
-template cudaError_t backward_cuda<double>(const double*, double*, double*, int64_t, double, cudaStream_t);
-template cudaError_t forward_cuda<__half>(const __half*, const __half*, Out<__half>*, int64_t, double, cudaStream_t);
-template cudaError_t backward_cuda<__half>(const __half*, __half*, __half*, int64_t, double, cudaStream_t);
-template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, Out<__nv_bfloat16>*, int64_t, double, cudaStream_t);
-template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, int64_t, double, cudaStream_t);
+template cudaError_t forward_cuda<float>(const float*, const float*, Out<float>*, int64_t, double,
+                                         cudaStream_t);
+template cudaError_t backward_cuda<float>(const float*, float*, float*, int64_t, double,
+                                          cudaStream_t);
+template cudaError_t forward_cuda<double>(const double*, const double*, Out<double>*, int64_t,
+                                          double, cudaStream_t);
+template cudaError_t backward_cuda<double>(const double*, double*, double*, int64_t, double,
+                                           cudaStream_t);
+template cudaError_t forward_cuda<__half>(const __half*, const __half*, Out<__half>*, int64_t,
+                                          double, cudaStream_t);
+template cudaError_t backward_cuda<__half>(const __half*, __half*, __half*, int64_t, double,
+                                           cudaStream_t);
+template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*,
+                                                 Out<__nv_bfloat16>*, int64_t, double,
+                                                 cudaStream_t);
+template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*,
+                                                  __nv_bfloat16*, int64_t, double, cudaStream_t);
 
 }  // namespace fused_axpby

@@ -20,10 +20,12 @@ using Out = T;
 
 // out[i] = forward(a, x[i], b[i])
 template <typename T>
-cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a, cudaStream_t stream);
+cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a,
+                         cudaStream_t stream);
 
 // grad_x[i], grad_b[i] = the gradients at element i, given grad[i]
 template <typename T>
-cudaError_t backward_cuda(const T* grad, T* grad_x, T* grad_b, int64_t n, double a, cudaStream_t stream);
+cudaError_t backward_cuda(const T* grad, T* grad_x, T* grad_b, int64_t n, double a,
+                          cudaStream_t stream);
 
 }  // namespace fused_axpby

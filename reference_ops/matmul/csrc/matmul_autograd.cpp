@@ -24,16 +24,19 @@ at::Tensor call_forward(const at::Tensor& a, const at::Tensor& b) {
   return op.call(a, b);
 }
 
-std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& a, const at::Tensor& b) {
+std::tuple<at::Tensor, at::Tensor> call_backward(const at::Tensor& grad, const at::Tensor& a,
+                                                 const at::Tensor& b) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("matmul::matmul_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
+                             .typed<std::tuple<at::Tensor, at::Tensor>(
+                                 const at::Tensor&, const at::Tensor&, const at::Tensor&)>();
   return op.call(grad, a, b);
 }
 
 class matmul_function : public torch::autograd::Function<matmul_function> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a,
+                            const at::Tensor& b) {
     // Below autograd: the call reaches the CPU or CUDA kernel, not this function again.
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->save_for_backward({a, b});
@@ -43,8 +46,7 @@ class matmul_function : public torch::autograd::Function<matmul_function> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
-    auto [grad_a, grad_b] =
-        call_backward(grads[0], saved[0], saved[1]);
+    auto [grad_a, grad_b] = call_backward(grads[0], saved[0], saved[1]);
     // One gradient per argument of forward, in order.
     return {grad_a, grad_b};
   }
@@ -54,8 +56,7 @@ at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
   // kernel, as torch's own ops do. Function::apply would build a node and throw it away,
   // which took 0.75 us of a 2.6 us call on small CPU tensors. A forward-mode tangent
   // goes to apply, whose error says forward AD is not implemented.
-  if (!torch::autograd::compute_requires_grad(a, b) &&
-      !a._fw_grad(/*level=*/0).defined() &&
+  if (!torch::autograd::compute_requires_grad(a, b) && !a._fw_grad(/*level=*/0).defined() &&
       !b._fw_grad(/*level=*/0).defined()) {
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_forward(a, b);
@@ -66,14 +67,13 @@ at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
 // The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
 // gradgradcheck): its formulas have no derivative here, so that second backward raises
 // instead of returning zeros.
-class matmul_backward_function
-    : public torch::autograd::Function<matmul_backward_function> {
+class matmul_backward_function : public torch::autograd::Function<matmul_backward_function> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const at::Tensor& grad, const at::Tensor& a, const at::Tensor& b) {
+                                                const at::Tensor& grad, const at::Tensor& a,
+                                                const at::Tensor& b) {
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    auto [grad_a, grad_b] =
-        call_backward(grad, a, b);
+    auto [grad_a, grad_b] = call_backward(grad, a, b);
     return {grad_a, grad_b};
   }
 
@@ -86,14 +86,14 @@ class matmul_backward_function
   }
 };
 
-std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, const at::Tensor& a, const at::Tensor& b) {
+std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, const at::Tensor& a,
+                                                     const at::Tensor& b) {
   // The usual backward pass runs with grad mode off: straight to the kernel.
   if (!torch::autograd::compute_requires_grad(grad, a, b)) {
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
     return call_backward(grad, a, b);
   }
-  const torch::autograd::variable_list outputs = matmul_backward_function::apply(
-      grad, a, b);
+  const torch::autograd::variable_list outputs = matmul_backward_function::apply(grad, a, b);
   return {outputs[0], outputs[1]};
 }
 

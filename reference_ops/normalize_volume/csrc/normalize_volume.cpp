@@ -32,8 +32,7 @@
 #endif
 
 // The dtypes normalize_volume was generated for: uint16.
-#define NORMALIZE_VOLUME_DISPATCH_CASES(...) \
-  AT_DISPATCH_CASE(at::kUInt16, __VA_ARGS__)
+#define NORMALIZE_VOLUME_DISPATCH_CASES(...) AT_DISPATCH_CASE(at::kUInt16, __VA_ARGS__)
 
 namespace normalize_volume {
 namespace {
@@ -42,9 +41,7 @@ constexpr const char* kSupportedDtypes = "torch.uint16";
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
 
-bool is_supported(at::ScalarType dtype) {
-  return dtype == at::kUInt16;
-}
+bool is_supported(at::ScalarType dtype) { return dtype == at::kUInt16; }
 
 std::string dtype_name(at::ScalarType dtype) {
   return "torch." + std::string(c10::getDtypeNames(dtype).first);
@@ -81,7 +78,8 @@ struct CudaType<c10::BFloat16> {
   using type = __nv_bfloat16;
 };
 static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
-static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16),
+              "c10::BFloat16 must match __nv_bfloat16");
 
 template <typename scalar_t>
 const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
@@ -94,7 +92,6 @@ typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
 }
 #endif  // WITH_CUDA
 
-
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
 // the first one. Each message names the argument, what it got and what was expected.
 void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
@@ -103,8 +100,8 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
     const at::Tensor& t = arg.tensor;
     TORCH_CHECK(is_supported(t.scalar_type()), op, ": ", arg.name, " has dtype ",
                 dtype_name(t.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
-    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name,
-                " has dtype ", dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
+    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name, " has dtype ",
+                dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
                 dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
     TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
                 " but ", first.name, " is on ", first.tensor.device(),
@@ -121,20 +118,23 @@ at::Tensor forward_cpu(const at::Tensor& vol, double max_val) {
   const at::Tensor vol_c = vol.contiguous();
   at::Tensor out = new_tensor(vol, vol.sizes(), at::kFloat);
   const int64_t n = out.numel();
-  AT_DISPATCH_SWITCH(vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
-    using out_t = float;
-    // double where the input or the output is double; float for the rest, integers too.
-    using acc_t = std::conditional_t<
-        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
-    const acc_t max_val_acc = static_cast<acc_t>(max_val);
-    const scalar_t* vol_p = vol_c.const_data_ptr<scalar_t>();
-    out_t* out_p = out.mutable_data_ptr<out_t>();
-    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(vol_p[i]), max_val_acc));
-      }
-    });
-  }));
+  AT_DISPATCH_SWITCH(
+      vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
+        using out_t = float;
+        // double where the input or the output is double; float for the rest, integers too.
+        using acc_t =
+            std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
+                               double, float>;
+        const acc_t max_val_acc = static_cast<acc_t>(max_val);
+        const scalar_t* vol_p = vol_c.const_data_ptr<scalar_t>();
+        out_t* out_p = out.mutable_data_ptr<out_t>();
+        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            out_p[i] =
+                static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(vol_p[i]), max_val_acc));
+          }
+        });
+      }));
   return out;
 }
 
@@ -150,25 +150,22 @@ at::Tensor forward_cuda_impl(const at::Tensor& vol, double max_val) {
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(vol.scalar_type(), "normalize_volume_cuda", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
-    using out_t = float;
-    C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(vol_c), cuda_mutable_data<out_t>(out), n, max_val, stream));
-  }));
+  AT_DISPATCH_SWITCH(
+      vol.scalar_type(), "normalize_volume_cuda", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
+        using out_t = float;
+        C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(vol_c), cuda_mutable_data<out_t>(out), n,
+                                    max_val, stream));
+      }));
   return out;
 }
 #endif  // WITH_CUDA
 
-
 }  // namespace
 
-TORCH_LIBRARY_IMPL(normalize_volume, CPU, m) {
-  m.impl("normalize_volume", &forward_cpu);
-}
+TORCH_LIBRARY_IMPL(normalize_volume, CPU, m) { m.impl("normalize_volume", &forward_cpu); }
 
 #ifdef WITH_CUDA
-TORCH_LIBRARY_IMPL(normalize_volume, CUDA, m) {
-  m.impl("normalize_volume", &forward_cuda_impl);
-}
+TORCH_LIBRARY_IMPL(normalize_volume, CUDA, m) { m.impl("normalize_volume", &forward_cuda_impl); }
 #endif
 
 }  // namespace normalize_volume

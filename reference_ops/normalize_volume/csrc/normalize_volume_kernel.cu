@@ -4,14 +4,13 @@
 // and editing a kernel rebuilds quickly. csrc/normalize_volume.cpp checks the inputs, makes
 // them contiguous, picks the dtype and passes the current stream. The formulas live in
 // csrc/normalize_volume_math.h.
-#include "normalize_volume_kernel.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "normalize_volume_kernel.h"
 #include "normalize_volume_math.h"
 
 namespace normalize_volume {
@@ -20,8 +19,8 @@ namespace {
 // Arithmetic happens in Acc<T>: double where the input or the output is double, float
 // for everything else (float, the half types, integers).
 template <typename T>
-using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>,
-                               double, float>;
+using Acc =
+    std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>, double, float>;
 
 // Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
@@ -96,8 +95,9 @@ struct VecWidth {
 // storage offset), all of them one at a time. One kernel for both halves the build time
 // of a second instantiation; the branch is uniform across the grid.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ vol, Out<T>* __restrict__ out, int64_t n,
-    bool vectorized, Acc<T> max_val) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* __restrict__ vol, Out<T>* __restrict__ out, int64_t n, bool vectorized,
+                   Acc<T> max_val) {
   constexpr int kVec = VecWidth<T>::value;
   constexpr int kPer = ItemsPerThread<T>::value;
   using V = Vec<T, kVec>;
@@ -107,7 +107,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   // unroll 1: an unrolled grid-stride loop starts with a 64-bit division for its trip
   // count, paid per thread; one pass per thread is the common case here.
 #pragma unroll 1
-  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec; first += gridDim.x * block_vecs) {
+  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec;
+       first += gridDim.x * block_vecs) {
     // Every load before the first use: kPer loads in flight.
     V vol_v[kPer];
 #pragma unroll
@@ -141,7 +142,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const T* vol, Out<T>* out, int64_t n, double max_val, cudaStream_t stream) {
+cudaError_t forward_cuda(const T* vol, Out<T>* out, int64_t n, double max_val,
+                         cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   // Elements per thread on the vectorized path.
   constexpr int kPerThread = VecWidth<T>::value * ItemsPerThread<T>::value;
@@ -152,6 +154,7 @@ cudaError_t forward_cuda(const T* vol, Out<T>* out, int64_t n, double max_val, c
 }
 
 // The dtypes this op was generated for.
-template cudaError_t forward_cuda<uint16_t>(const uint16_t*, Out<uint16_t>*, int64_t, double, cudaStream_t);
+template cudaError_t forward_cuda<uint16_t>(const uint16_t*, Out<uint16_t>*, int64_t, double,
+                                            cudaStream_t);
 
 }  // namespace normalize_volume

@@ -4,14 +4,13 @@
 // and editing a kernel rebuilds quickly. csrc/relu.cpp checks the inputs, makes
 // them contiguous, picks the dtype and passes the current stream. The formulas live in
 // csrc/relu_math.h.
-#include "relu_kernel.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "relu_kernel.h"
 #include "relu_math.h"
 
 namespace relu {
@@ -20,8 +19,8 @@ namespace {
 // Arithmetic happens in Acc<T>: double where the input or the output is double, float
 // for everything else (float, the half types, integers).
 template <typename T>
-using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>,
-                               double, float>;
+using Acc =
+    std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>, double, float>;
 
 // Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
@@ -96,8 +95,8 @@ struct VecWidth {
 // storage offset), all of them one at a time. One kernel for both halves the build time
 // of a second instantiation; the branch is uniform across the grid.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__ x, Out<T>* __restrict__ out, int64_t n,
-    bool vectorized) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* __restrict__ x, Out<T>* __restrict__ out, int64_t n, bool vectorized) {
   constexpr int kVec = VecWidth<T>::value;
   constexpr int kPer = ItemsPerThread<T>::value;
   using V = Vec<T, kVec>;
@@ -107,7 +106,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
   // unroll 1: an unrolled grid-stride loop starts with a 64-bit division for its trip
   // count, paid per thread; one pass per thread is the common case here.
 #pragma unroll 1
-  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec; first += gridDim.x * block_vecs) {
+  for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec;
+       first += gridDim.x * block_vecs) {
     // Every load before the first use: kPer loads in flight.
     V x_v[kPer];
 #pragma unroll
@@ -139,7 +139,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const T* __restrict__
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) backward_kernel(const T* __restrict__ grad, const T* __restrict__ x, T* __restrict__ grad_x, int64_t n, bool vectorized) {
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const T* __restrict__ grad, const T* __restrict__ x, T* __restrict__ grad_x,
+                    int64_t n, bool vectorized) {
   constexpr int kVec = 16 / sizeof(T);
   using V = Vec<T, kVec>;
   const int64_t n_vec = vectorized ? n / kVec : 0;
@@ -189,12 +191,17 @@ cudaError_t backward_cuda(const T* grad, const T* x, T* grad_x, int64_t n, cudaS
 
 // The dtypes this op was generated for.
 template cudaError_t forward_cuda<float>(const float*, Out<float>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<float>(const float*, const float*, float*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<float>(const float*, const float*, float*, int64_t,
+                                          cudaStream_t);
 template cudaError_t forward_cuda<double>(const double*, Out<double>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<double>(const double*, const double*, double*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<double>(const double*, const double*, double*, int64_t,
+                                           cudaStream_t);
 template cudaError_t forward_cuda<__half>(const __half*, Out<__half>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<__half>(const __half*, const __half*, __half*, int64_t, cudaStream_t);
-template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, Out<__nv_bfloat16>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t, cudaStream_t);
+template cudaError_t backward_cuda<__half>(const __half*, const __half*, __half*, int64_t,
+                                           cudaStream_t);
+template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, Out<__nv_bfloat16>*, int64_t,
+                                                 cudaStream_t);
+template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*,
+                                                  __nv_bfloat16*, int64_t, cudaStream_t);
 
 }  // namespace relu

@@ -5,9 +5,7 @@
 #include <Python.h>
 #include <torch/library.h>
 
-TORCH_LIBRARY(rgb_to_gray, m) {
-  m.def("rgb_to_gray(Tensor img) -> Tensor");
-}
+TORCH_LIBRARY(rgb_to_gray, m) { m.def("rgb_to_gray(Tensor img) -> Tensor"); }
 
 // `import rgb_to_gray._C` loads this library, which runs every registration in csrc/. The
 // module itself is empty: TORCH_LIBRARY, not pybind11, exposes the ops.

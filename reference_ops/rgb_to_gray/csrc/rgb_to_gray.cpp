@@ -32,8 +32,7 @@
 #endif
 
 // The dtypes rgb_to_gray was generated for: uint8.
-#define RGB_TO_GRAY_DISPATCH_CASES(...) \
-  AT_DISPATCH_CASE(at::kByte, __VA_ARGS__)
+#define RGB_TO_GRAY_DISPATCH_CASES(...) AT_DISPATCH_CASE(at::kByte, __VA_ARGS__)
 
 namespace rgb_to_gray {
 namespace {
@@ -42,9 +41,7 @@ constexpr const char* kSupportedDtypes = "torch.uint8";
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
 
-bool is_supported(at::ScalarType dtype) {
-  return dtype == at::kByte;
-}
+bool is_supported(at::ScalarType dtype) { return dtype == at::kByte; }
 
 std::string dtype_name(at::ScalarType dtype) {
   return "torch." + std::string(c10::getDtypeNames(dtype).first);
@@ -81,7 +78,8 @@ struct CudaType<c10::BFloat16> {
   using type = __nv_bfloat16;
 };
 static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
-static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16),
+              "c10::BFloat16 must match __nv_bfloat16");
 
 template <typename scalar_t>
 const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
@@ -94,7 +92,6 @@ typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
 }
 #endif  // WITH_CUDA
 
-
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
 // the first one. Each message names the argument, what it got and what was expected.
 void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
@@ -103,8 +100,8 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
     const at::Tensor& t = arg.tensor;
     TORCH_CHECK(is_supported(t.scalar_type()), op, ": ", arg.name, " has dtype ",
                 dtype_name(t.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
-    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name,
-                " has dtype ", dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
+    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name, " has dtype ",
+                dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
                 dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
     TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
                 " but ", first.name, " is on ", first.tensor.device(),
@@ -119,8 +116,7 @@ constexpr int64_t kChannels = 3;
 
 void check_channels(const at::Tensor& img) {
   TORCH_CHECK(img.dim() >= 1 && img.size(-1) == kChannels, "rgb_to_gray: img has shape ",
-              img.sizes(), "; its last dimension must hold the ", kChannels,
-              " channels r, g, b");
+              img.sizes(), "; its last dimension must hold the ", kChannels, " channels r, g, b");
 }
 // Arguments in the schema's order: the dispatcher checks this signature against it.
 at::Tensor forward_cpu(const at::Tensor& img) {
@@ -130,20 +126,24 @@ at::Tensor forward_cpu(const at::Tensor& img) {
   const at::Tensor img_c = img.contiguous();
   at::Tensor out = new_tensor(img, img.sizes().slice(0, img.dim() - 1), img.scalar_type());
   const int64_t n = out.numel();
-  AT_DISPATCH_SWITCH(img.scalar_type(), "rgb_to_gray_cpu", RGB_TO_GRAY_DISPATCH_CASES([&] {
-    using out_t = scalar_t;
-    // double where the input or the output is double; float for the rest, integers too.
-    using acc_t = std::conditional_t<
-        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
-    const scalar_t* img_p = img_c.const_data_ptr<scalar_t>();
-    out_t* out_p = out.mutable_data_ptr<out_t>();
-    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const scalar_t* pixel = img_p + i * kChannels;
-        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(pixel[0]), static_cast<acc_t>(pixel[1]), static_cast<acc_t>(pixel[2])));
-      }
-    });
-  }));
+  AT_DISPATCH_SWITCH(
+      img.scalar_type(), "rgb_to_gray_cpu", RGB_TO_GRAY_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        // double where the input or the output is double; float for the rest, integers too.
+        using acc_t =
+            std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
+                               double, float>;
+        const scalar_t* img_p = img_c.const_data_ptr<scalar_t>();
+        out_t* out_p = out.mutable_data_ptr<out_t>();
+        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            const scalar_t* pixel = img_p + i * kChannels;
+            out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(pixel[0]),
+                                                         static_cast<acc_t>(pixel[1]),
+                                                         static_cast<acc_t>(pixel[2])));
+          }
+        });
+      }));
   return out;
 }
 
@@ -161,24 +161,20 @@ at::Tensor forward_cuda_impl(const at::Tensor& img) {
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(img.scalar_type(), "rgb_to_gray_cuda", RGB_TO_GRAY_DISPATCH_CASES([&] {
-    using out_t = scalar_t;
-    C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(img_c), cuda_mutable_data<out_t>(out), n, stream));
-  }));
+                       using out_t = scalar_t;
+                       C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(img_c),
+                                                   cuda_mutable_data<out_t>(out), n, stream));
+                     }));
   return out;
 }
 #endif  // WITH_CUDA
 
-
 }  // namespace
 
-TORCH_LIBRARY_IMPL(rgb_to_gray, CPU, m) {
-  m.impl("rgb_to_gray", &forward_cpu);
-}
+TORCH_LIBRARY_IMPL(rgb_to_gray, CPU, m) { m.impl("rgb_to_gray", &forward_cpu); }
 
 #ifdef WITH_CUDA
-TORCH_LIBRARY_IMPL(rgb_to_gray, CUDA, m) {
-  m.impl("rgb_to_gray", &forward_cuda_impl);
-}
+TORCH_LIBRARY_IMPL(rgb_to_gray, CUDA, m) { m.impl("rgb_to_gray", &forward_cuda_impl); }
 #endif
 
 }  // namespace rgb_to_gray

@@ -4,14 +4,13 @@
 // and editing a kernel rebuilds quickly. csrc/rgb_to_gray.cpp checks the inputs, makes
 // them contiguous, picks the dtype and passes the current stream. The formulas live in
 // csrc/rgb_to_gray_math.h.
-#include "rgb_to_gray_kernel.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "rgb_to_gray_kernel.h"
 #include "rgb_to_gray_math.h"
 
 namespace rgb_to_gray {
@@ -20,8 +19,8 @@ namespace {
 // Arithmetic happens in Acc<T>: double where the input or the output is double, float
 // for everything else (float, the half types, integers).
 template <typename T>
-using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>,
-                               double, float>;
+using Acc =
+    std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>, double, float>;
 
 // Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
@@ -88,8 +87,11 @@ constexpr int widest_load(int bytes) {
   return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
 }
 template <int kBytes>
-using Bytes = std::conditional_t<kBytes == 16, uint4, std::conditional_t<kBytes == 8, uint2,
-              std::conditional_t<kBytes == 4, uint32_t, std::conditional_t<kBytes == 2, uint16_t, uint8_t>>>>;
+using Bytes = std::conditional_t<
+    kBytes == 16, uint4,
+    std::conditional_t<kBytes == 8, uint2,
+                       std::conditional_t<kBytes == 4, uint32_t,
+                                          std::conditional_t<kBytes == 2, uint16_t, uint8_t>>>>;
 
 // Pixels per group, the vectorized path's unit of work: as many as 16 bytes of the wider
 // of the input and output types hold, so that a group's outputs are one store of up to 16
@@ -123,8 +125,9 @@ __device__ __forceinline__ Out<T> pixel_out(const T* pixel) {
 // With `vectorized` (both pointers 16-byte aligned), pixels [0, n / kPixels * kPixels)
 // move kPixels at a time, the rest one at a time; without it, all one at a time.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_kernel(
-    const T* __restrict__ img, Out<T>* __restrict__ out, int64_t n, bool vectorized) {
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* __restrict__ img, Out<T>* __restrict__ out, int64_t n,
+                   bool vectorized) {
   using G = PixelGroup<T>;
   using Piece = typename G::InPiece;
   using VOut = Vec<Out<T>, G::kPixels>;
@@ -132,7 +135,8 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(
   const int64_t groups = vectorized ? n / G::kPixels : 0;
   const int64_t block_groups = int64_t(kThreads) * kPer;  // groups per block and pass
 #pragma unroll 1  // no trip-count division: one pass per thread is the common case
-  for (int64_t first = blockIdx.x * block_groups + threadIdx.x; first < groups; first += gridDim.x * block_groups) {
+  for (int64_t first = blockIdx.x * block_groups + threadIdx.x; first < groups;
+       first += gridDim.x * block_groups) {
     // Every load before the first use: kPer groups in flight.
     PixelsIn<T> in[kPer];
 #pragma unroll

@@ -13,11 +13,11 @@
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <algorithm>
 #include <vector>
 
 #ifdef WITH_CUDA
@@ -32,23 +32,22 @@
 #endif
 
 // The dtypes matmul was generated for: float32, float64, float16, bfloat16.
-#define MATMUL_DISPATCH_CASES(...) \
-  AT_DISPATCH_CASE(at::kFloat, __VA_ARGS__) \
+#define MATMUL_DISPATCH_CASES(...)           \
+  AT_DISPATCH_CASE(at::kFloat, __VA_ARGS__)  \
   AT_DISPATCH_CASE(at::kDouble, __VA_ARGS__) \
-  AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__) \
+  AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__)   \
   AT_DISPATCH_CASE(at::kBFloat16, __VA_ARGS__)
 
 namespace matmul {
 namespace {
 
-constexpr const char* kSupportedDtypes = "torch.float32, torch.float64, torch.float16, torch.bfloat16";
+constexpr const char* kSupportedDtypes =
+    "torch.float32, torch.float64, torch.float16, torch.bfloat16";
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
 
 bool is_supported(at::ScalarType dtype) {
-  return dtype == at::kFloat ||
-         dtype == at::kDouble ||
-         dtype == at::kHalf ||
+  return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf ||
          dtype == at::kBFloat16;
 }
 
@@ -87,7 +86,8 @@ struct CudaType<c10::BFloat16> {
   using type = __nv_bfloat16;
 };
 static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
-static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16),
+              "c10::BFloat16 must match __nv_bfloat16");
 
 template <typename scalar_t>
 const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
@@ -99,7 +99,6 @@ typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
 #endif  // WITH_CUDA
-
 
 // A product needs two matrices of one supported dtype, on one device, whose inner
 // dimensions agree.
@@ -113,11 +112,12 @@ void check_matrices(const char* op, NamedTensor a, NamedTensor b) {
   TORCH_CHECK(b.tensor.scalar_type() == a.tensor.scalar_type(), op, ": ", b.name, " has dtype ",
               dtype_name(b.tensor.scalar_type()), " but ", a.name, " has dtype ",
               dtype_name(a.tensor.scalar_type()), "; pass matrices of one dtype");
-  TORCH_CHECK(b.tensor.device() == a.tensor.device(), op, ": ", b.name, " is on ", b.tensor.device(),
-              " but ", a.name, " is on ", a.tensor.device(), "; move the matrices to one device");
-  TORCH_CHECK(a.tensor.size(1) == b.tensor.size(0), op, ": ", a.name, " has shape ", a.tensor.sizes(),
-              " and ", b.name, " has shape ", b.tensor.sizes(), "; the columns of ", a.name,
-              " must match the rows of ", b.name);
+  TORCH_CHECK(b.tensor.device() == a.tensor.device(), op, ": ", b.name, " is on ",
+              b.tensor.device(), " but ", a.name, " is on ", a.tensor.device(),
+              "; move the matrices to one device");
+  TORCH_CHECK(a.tensor.size(1) == b.tensor.size(0), op, ": ", a.name, " has shape ",
+              a.tensor.sizes(), " and ", b.name, " has shape ", b.tensor.sizes(),
+              "; the columns of ", a.name, " must match the rows of ", b.name);
 }
 
 // c = a · b on the CPU for a and b of any strides (the backward pass passes transposed
@@ -127,25 +127,28 @@ at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   at::Tensor c = new_tensor(a, {m, n}, a.scalar_type());
   AT_DISPATCH_SWITCH(a.scalar_type(), "matmul_cpu", MATMUL_DISPATCH_CASES([&] {
-    using acc_t = at::opmath_type<scalar_t>;
-    const scalar_t* a_p = a.const_data_ptr<scalar_t>();
-    const scalar_t* b_p = b.const_data_ptr<scalar_t>();
-    scalar_t* c_p = c.mutable_data_ptr<scalar_t>();
-    const int64_t a0 = a.stride(0), a1 = a.stride(1), b0 = b.stride(0), b1 = b.stride(1);
-    const int64_t rows_per_task = 1 + kCpuGrain / (1 + n * k);
-    at::parallel_for(0, m, rows_per_task, [&](int64_t begin, int64_t end) {
-      std::vector<acc_t> row(n);
-      for (int64_t i = begin; i < end; ++i) {
-        std::fill(row.begin(), row.end(), acc_t(0));
-        for (int64_t l = 0; l < k; ++l) {
-          const acc_t a_il = static_cast<acc_t>(a_p[i * a0 + l * a1]);
-          const scalar_t* b_row = b_p + l * b0;
-          for (int64_t j = 0; j < n; ++j) row[j] += a_il * static_cast<acc_t>(b_row[j * b1]);
-        }
-        for (int64_t j = 0; j < n; ++j) c_p[i * n + j] = static_cast<scalar_t>(row[j]);
-      }
-    });
-  }));
+                       using acc_t = at::opmath_type<scalar_t>;
+                       const scalar_t* a_p = a.const_data_ptr<scalar_t>();
+                       const scalar_t* b_p = b.const_data_ptr<scalar_t>();
+                       scalar_t* c_p = c.mutable_data_ptr<scalar_t>();
+                       const int64_t a0 = a.stride(0), a1 = a.stride(1), b0 = b.stride(0),
+                                     b1 = b.stride(1);
+                       const int64_t rows_per_task = 1 + kCpuGrain / (1 + n * k);
+                       at::parallel_for(0, m, rows_per_task, [&](int64_t begin, int64_t end) {
+                         std::vector<acc_t> row(n);
+                         for (int64_t i = begin; i < end; ++i) {
+                           std::fill(row.begin(), row.end(), acc_t(0));
+                           for (int64_t l = 0; l < k; ++l) {
+                             const acc_t a_il = static_cast<acc_t>(a_p[i * a0 + l * a1]);
+                             const scalar_t* b_row = b_p + l * b0;
+                             for (int64_t j = 0; j < n; ++j)
+                               row[j] += a_il * static_cast<acc_t>(b_row[j * b1]);
+                           }
+                           for (int64_t j = 0; j < n; ++j)
+                             c_p[i * n + j] = static_cast<scalar_t>(row[j]);
+                         }
+                       });
+                     }));
   return c;
 }
 
@@ -175,10 +178,11 @@ at::Tensor matmul_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
   // asynchronous launch has been enqueued.
   const at::Tensor a_c = a.contiguous(), b_c = b.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(a.scalar_type(), "matmul_cuda", MATMUL_DISPATCH_CASES([&] {
-    C10_CUDA_CHECK(matmul_cuda(cuda_data<scalar_t>(a_c), cuda_data<scalar_t>(b_c), cuda_mutable_data<scalar_t>(c),
-                               m, n, k, stream));
-  }));
+  AT_DISPATCH_SWITCH(
+      a.scalar_type(), "matmul_cuda", MATMUL_DISPATCH_CASES([&] {
+        C10_CUDA_CHECK(matmul_cuda(cuda_data<scalar_t>(a_c), cuda_data<scalar_t>(b_c),
+                                   cuda_mutable_data<scalar_t>(c), m, n, k, stream));
+      }));
   return c;
 }
 
@@ -194,7 +198,6 @@ std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad, co
   return {matmul_cuda_impl(grad, b.t()), matmul_cuda_impl(a.t(), grad)};
 }
 #endif  // WITH_CUDA
-
 
 }  // namespace
 

@@ -3,18 +3,16 @@
 // Pure CUDA on raw pointers: no torch headers, so this file compiles in about a second
 // and editing a kernel rebuilds quickly. csrc/matmul.cpp checks the inputs, makes
 // them contiguous, picks the dtype and passes the current stream.
-#include "matmul_kernel.h"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-
-#include <cstdint>
-#include <type_traits>
-
 #include <cuda_pipeline.h>
 #include <mma.h>
 
 #include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "matmul_kernel.h"
 
 namespace matmul {
 namespace {
@@ -22,8 +20,8 @@ namespace {
 // Arithmetic happens in Acc<T>: double where the input or the output is double, float
 // for everything else (float, the half types, integers).
 template <typename T>
-using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>,
-                               double, float>;
+using Acc =
+    std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Out<T>, double>, double, float>;
 
 // Explicit conversions: torch compiles CUDA code with __CUDA_NO_HALF_CONVERSIONS__ and
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, so the half types have no implicit casts.
@@ -69,9 +67,9 @@ constexpr int kDepth = 8;
 constexpr int kTileN = 128;
 
 template <typename T, int kThreadsM>
-__global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
-    const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t m, int64_t n,
-    int64_t k, bool aligned) {
+__global__ void __launch_bounds__(16 * kThreadsM)
+    matmul_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t m,
+                  int64_t n, int64_t k, bool aligned) {
   using A = Acc<T>;
   constexpr int kThreads = 16 * kThreadsM, kTileM = 8 * kThreadsM;
   // A thread's 8 rows are two runs of 4, kHalfM apart, and likewise its columns: a warp's
@@ -112,7 +110,8 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
       }
     } else {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) a_next[i] = a_row_in && k0 + a_k + i < k ? to_acc(a_ptr[i]) : A(0);
+      for (int i = 0; i < 4; ++i)
+        a_next[i] = a_row_in && k0 + a_k + i < k ? to_acc(a_ptr[i]) : A(0);
       const bool b_row_in = k0 + b_k < k;
 #pragma unroll
       for (int j = 0; j < kBLoads; ++j) {
@@ -127,7 +126,8 @@ __global__ void __launch_bounds__(16 * kThreadsM) matmul_kernel(
     for (int i = 0; i < 4; ++i) a_tile[buf][a_k + i][a_row / 4].v[a_row % 4] = a_next[i];
 #pragma unroll
     for (int j = 0; j < kBLoads; j += 4) {
-      b_tile[buf][b_k][(b_col + j) / 4] = Vec<A, 4>{{b_next[j], b_next[j + 1], b_next[j + 2], b_next[j + 3]}};
+      b_tile[buf][b_k][(b_col + j) / 4] =
+          Vec<A, 4>{{b_next[j], b_next[j + 1], b_next[j + 2], b_next[j + 3]}};
     }
   };
 
@@ -203,9 +203,9 @@ template <>
 struct IsHalfType<__nv_bfloat16> : std::true_type {};
 
 template <typename T, int kTileM>
-__global__ void __launch_bounds__(kTileM) matmul_tc_kernel(
-    const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t m, int64_t n,
-    int64_t k, bool /*aligned: always, see matmul_cuda*/) {
+__global__ void __launch_bounds__(kTileM)
+    matmul_tc_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t m,
+                     int64_t n, int64_t k, bool /*aligned: always, see matmul_cuda*/) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kThreads = kTileM, kDepth = 32;
   // Padding per shared-memory row, in elements: 16 bytes, so that the rows a fragment load
@@ -216,8 +216,9 @@ __global__ void __launch_bounds__(kTileM) matmul_tc_kernel(
   constexpr int kAVecsPerRow = kDepth / kVec, kBVecsPerRow = kTcTileN / kVec;
   constexpr int kACopies = kTileM * kAVecsPerRow / kThreads;  // per thread and step
   constexpr int kBCopies = kDepth * kBVecsPerRow / kThreads;
-  static_assert(kACopies * kThreads == kTileM * kAVecsPerRow && kBCopies * kThreads == kDepth * kBVecsPerRow,
-                "the threads copy whole tiles");
+  static_assert(
+      kACopies * kThreads == kTileM * kAVecsPerRow && kBCopies * kThreads == kDepth * kBVecsPerRow,
+      "the threads copy whole tiles");
   __shared__ __align__(128) T a_tile[2][kTileM][kALd];
   __shared__ __align__(128) T b_tile[2][kDepth][kBLd];
   static_assert(sizeof(a_tile) >= kThreads / 32 * 256 * sizeof(float), "a_tile holds the scratch");
@@ -232,13 +233,15 @@ __global__ void __launch_bounds__(kTileM) matmul_tc_kernel(
     for (int i = 0; i < kACopies; ++i) {
       const int v = t + i * kThreads, r = v / kAVecsPerRow, col = (v % kAVecsPerRow) * kVec;
       const bool in = row0 + r < m && k0 + col < k;
-      __pipeline_memcpy_async(&a_tile[buf][r][col], in ? a + (row0 + r) * k + k0 + col : a, 16, in ? 0 : 16);
+      __pipeline_memcpy_async(&a_tile[buf][r][col], in ? a + (row0 + r) * k + k0 + col : a, 16,
+                              in ? 0 : 16);
     }
 #pragma unroll
     for (int i = 0; i < kBCopies; ++i) {
       const int v = t + i * kThreads, r = v / kBVecsPerRow, col = (v % kBVecsPerRow) * kVec;
       const bool in = k0 + r < k && col0 + col < n;
-      __pipeline_memcpy_async(&b_tile[buf][r][col], in ? b + (k0 + r) * n + col0 + col : b, 16, in ? 0 : 16);
+      __pipeline_memcpy_async(&b_tile[buf][r][col], in ? b + (k0 + r) * n + col0 + col : b, 16,
+                              in ? 0 : 16);
     }
     __pipeline_commit();
   };
@@ -265,9 +268,11 @@ __global__ void __launch_bounds__(kTileM) matmul_tc_kernel(
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a_frag[4];
       wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b_frag[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) wmma::load_matrix_sync(a_frag[i], &a_tile[buf][warp_m * 64 + i * 16][kk], kALd);
+      for (int i = 0; i < 4; ++i)
+        wmma::load_matrix_sync(a_frag[i], &a_tile[buf][warp_m * 64 + i * 16][kk], kALd);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) wmma::load_matrix_sync(b_frag[j], &b_tile[buf][kk][warp_n * 64 + j * 16], kBLd);
+      for (int j = 0; j < 4; ++j)
+        wmma::load_matrix_sync(b_frag[j], &b_tile[buf][kk][warp_n * 64 + j * 16], kBLd);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
 #pragma unroll
@@ -284,7 +289,7 @@ __global__ void __launch_bounds__(kTileM) matmul_tc_kernel(
   // Each fragment through the warp's scratch (in a_tile, free now): lane l writes 8
   // consecutive elements of row l / 2, one 16-byte store where they are in range and
   // aligned.
-  float(*tile)[16] = reinterpret_cast<float(*)[16]>(&a_tile[0][0][0]) + warp * 16;
+  float (*tile)[16] = reinterpret_cast<float (*)[16]>(&a_tile[0][0][0]) + warp * 16;
   const int r = lane / 2, col8 = (lane % 2) * 8;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -325,7 +330,8 @@ template <typename T, int kTileM>
 bool tensor_cores_compiled_in(int device) {
   constexpr int kDevices = 64;
   static std::atomic<int> known[kDevices];  // 0 unknown, 1 no, 2 yes
-  if (device >= 0 && device < kDevices && known[device].load() != 0) return known[device].load() == 2;
+  if (device >= 0 && device < kDevices && known[device].load() != 0)
+    return known[device].load() == 2;
   cudaFuncAttributes attributes;
   const cudaError_t err = cudaFuncGetAttributes(&attributes, matmul_tc_kernel<T, kTileM>);
   if (err != cudaSuccess) cudaGetLastError();  // no kernel image: the CUDA-core path reports it
@@ -333,7 +339,6 @@ bool tensor_cores_compiled_in(int device) {
   if (device >= 0 && device < kDevices) known[device].store(yes ? 2 : 1);
   return yes;
 }
-
 
 // Whether 128-row tiles (else 64-row ones) compute an m×n product faster, by rounds of
 // blocks: about two blocks of either kind run on a multiprocessor at once, and a 128-row
@@ -377,12 +382,14 @@ cudaError_t matmul_cuda(const T* a, const T* b, T* c, int64_t m, int64_t n, int6
     const bool vectors = k % 8 == 0 && n % 8 == 0 && reinterpret_cast<uintptr_t>(a) % 16 == 0 &&
                          reinterpret_cast<uintptr_t>(b) % 16 == 0;
     const bool big = use_128_row_tiles(m, n, multiprocessors);
-    if (vectors && (big ? tensor_cores_compiled_in<T, 128>(device) : tensor_cores_compiled_in<T, 64>(device))) {
+    if (vectors && (big ? tensor_cores_compiled_in<T, 128>(device)
+                        : tensor_cores_compiled_in<T, 64>(device))) {
       return big ? launch(matmul_tc_kernel<T, 128>, 128, 128, kTcTileN, true)
                  : launch(matmul_tc_kernel<T, 64>, 64, 64, kTcTileN, true);
     }
   }
-  const bool aligned = k % 4 == 0 && n % 4 == 0 && reinterpret_cast<uintptr_t>(a) % alignof(Vec<T, 4>) == 0 &&
+  const bool aligned = k % 4 == 0 && n % 4 == 0 &&
+                       reinterpret_cast<uintptr_t>(a) % alignof(Vec<T, 4>) == 0 &&
                        reinterpret_cast<uintptr_t>(b) % alignof(Vec<T, 4>) == 0;
   const bool big = use_128_row_tiles(m, n, multiprocessors);
   return big ? launch(matmul_kernel<T, 16>, 256, 128, kTileN, aligned)
@@ -390,13 +397,14 @@ cudaError_t matmul_cuda(const T* a, const T* b, T* c, int64_t m, int64_t n, int6
 }
 
 // The dtypes this op was generated for.
-template cudaError_t matmul_cuda<float>(const float*, const float*, float*, int64_t,
-                                          int64_t, int64_t, cudaStream_t);
-template cudaError_t matmul_cuda<double>(const double*, const double*, double*, int64_t,
-                                          int64_t, int64_t, cudaStream_t);
-template cudaError_t matmul_cuda<__half>(const __half*, const __half*, __half*, int64_t,
-                                          int64_t, int64_t, cudaStream_t);
-template cudaError_t matmul_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t,
-                                          int64_t, int64_t, cudaStream_t);
+template cudaError_t matmul_cuda<float>(const float*, const float*, float*, int64_t, int64_t,
+                                        int64_t, cudaStream_t);
+template cudaError_t matmul_cuda<double>(const double*, const double*, double*, int64_t, int64_t,
+                                         int64_t, cudaStream_t);
+template cudaError_t matmul_cuda<__half>(const __half*, const __half*, __half*, int64_t, int64_t,
+                                         int64_t, cudaStream_t);
+template cudaError_t matmul_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*,
+                                                __nv_bfloat16*, int64_t, int64_t, int64_t,
+                                                cudaStream_t);
 
 }  // namespace matmul

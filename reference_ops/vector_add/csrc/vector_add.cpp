@@ -32,23 +32,22 @@
 #endif
 
 // The dtypes vector_add was generated for: float32, float64, float16, bfloat16.
-#define VECTOR_ADD_DISPATCH_CASES(...) \
-  AT_DISPATCH_CASE(at::kFloat, __VA_ARGS__) \
+#define VECTOR_ADD_DISPATCH_CASES(...)       \
+  AT_DISPATCH_CASE(at::kFloat, __VA_ARGS__)  \
   AT_DISPATCH_CASE(at::kDouble, __VA_ARGS__) \
-  AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__) \
+  AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__)   \
   AT_DISPATCH_CASE(at::kBFloat16, __VA_ARGS__)
 
 namespace vector_add {
 namespace {
 
-constexpr const char* kSupportedDtypes = "torch.float32, torch.float64, torch.float16, torch.bfloat16";
+constexpr const char* kSupportedDtypes =
+    "torch.float32, torch.float64, torch.float16, torch.bfloat16";
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
 
 bool is_supported(at::ScalarType dtype) {
-  return dtype == at::kFloat ||
-         dtype == at::kDouble ||
-         dtype == at::kHalf ||
+  return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf ||
          dtype == at::kBFloat16;
 }
 
@@ -87,7 +86,8 @@ struct CudaType<c10::BFloat16> {
   using type = __nv_bfloat16;
 };
 static_assert(sizeof(c10::Half) == sizeof(__half), "c10::Half must match __half");
-static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16), "c10::BFloat16 must match __nv_bfloat16");
+static_assert(sizeof(c10::BFloat16) == sizeof(__nv_bfloat16),
+              "c10::BFloat16 must match __nv_bfloat16");
 
 template <typename scalar_t>
 const typename CudaType<scalar_t>::type* cuda_data(const at::Tensor& t) {
@@ -100,7 +100,6 @@ typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
 }
 #endif  // WITH_CUDA
 
-
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
 // the first one. Each message names the argument, what it got and what was expected.
 void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
@@ -109,8 +108,8 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
     const at::Tensor& t = arg.tensor;
     TORCH_CHECK(is_supported(t.scalar_type()), op, ": ", arg.name, " has dtype ",
                 dtype_name(t.scalar_type()), "; supported dtypes are ", kSupportedDtypes);
-    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name,
-                " has dtype ", dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
+    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name, " has dtype ",
+                dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
                 dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
     TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
                 " but ", first.name, " is on ", first.tensor.device(),
@@ -128,20 +127,23 @@ at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
   const at::Tensor b_c = b.contiguous();
   at::Tensor out = new_tensor(a, a.sizes(), a.scalar_type());
   const int64_t n = out.numel();
-  AT_DISPATCH_SWITCH(a.scalar_type(), "vector_add_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
-    using out_t = scalar_t;
-    // double where the input or the output is double; float for the rest, integers too.
-    using acc_t = std::conditional_t<
-        std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double, float>;
-    const scalar_t* a_p = a_c.const_data_ptr<scalar_t>();
-    const scalar_t* b_p = b_c.const_data_ptr<scalar_t>();
-    out_t* out_p = out.mutable_data_ptr<out_t>();
-    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(a_p[i]), static_cast<acc_t>(b_p[i])));
-      }
-    });
-  }));
+  AT_DISPATCH_SWITCH(
+      a.scalar_type(), "vector_add_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        // double where the input or the output is double; float for the rest, integers too.
+        using acc_t =
+            std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
+                               double, float>;
+        const scalar_t* a_p = a_c.const_data_ptr<scalar_t>();
+        const scalar_t* b_p = b_c.const_data_ptr<scalar_t>();
+        out_t* out_p = out.mutable_data_ptr<out_t>();
+        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            out_p[i] = static_cast<out_t>(
+                forward<acc_t>(static_cast<acc_t>(a_p[i]), static_cast<acc_t>(b_p[i])));
+          }
+        });
+      }));
   return out;
 }
 
@@ -152,18 +154,18 @@ std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad) {
   at::Tensor grad_b = new_tensor(grad, grad.sizes(), grad.scalar_type());
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "vector_add_backward_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
-    using acc_t = at::opmath_type<scalar_t>;
-    const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-    scalar_t* grad_a_p = grad_a.mutable_data_ptr<scalar_t>();
-    scalar_t* grad_b_p = grad_b.mutable_data_ptr<scalar_t>();
-    at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const acc_t g = static_cast<acc_t>(grad_p[i]);
-        grad_a_p[i] = static_cast<scalar_t>(grad_wrt_a<acc_t>(g));
-        grad_b_p[i] = static_cast<scalar_t>(grad_wrt_b<acc_t>(g));
-      }
-    });
-  }));
+                       using acc_t = at::opmath_type<scalar_t>;
+                       const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
+                       scalar_t* grad_a_p = grad_a.mutable_data_ptr<scalar_t>();
+                       scalar_t* grad_b_p = grad_b.mutable_data_ptr<scalar_t>();
+                       at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+                         for (int64_t i = begin; i < end; ++i) {
+                           const acc_t g = static_cast<acc_t>(grad_p[i]);
+                           grad_a_p[i] = static_cast<scalar_t>(grad_wrt_a<acc_t>(g));
+                           grad_b_p[i] = static_cast<scalar_t>(grad_wrt_b<acc_t>(g));
+                         }
+                       });
+                     }));
   return {grad_a, grad_b};
 }
 
@@ -180,10 +182,12 @@ at::Tensor forward_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(a.scalar_type(), "vector_add_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
-    using out_t = scalar_t;
-    C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(a_c), cuda_data<scalar_t>(b_c), cuda_mutable_data<out_t>(out), n, stream));
-  }));
+  AT_DISPATCH_SWITCH(
+      a.scalar_type(), "vector_add_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(a_c), cuda_data<scalar_t>(b_c),
+                                    cuda_mutable_data<out_t>(out), n, stream));
+      }));
   return out;
 }
 
@@ -197,12 +201,13 @@ std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad) {
   if (n == 0) return {grad_a, grad_b};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "vector_add_backward_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
-    C10_CUDA_CHECK(backward_cuda(cuda_data<scalar_t>(grad_c), cuda_mutable_data<scalar_t>(grad_a), cuda_mutable_data<scalar_t>(grad_b), n, stream));
-  }));
+                       C10_CUDA_CHECK(backward_cuda(
+                           cuda_data<scalar_t>(grad_c), cuda_mutable_data<scalar_t>(grad_a),
+                           cuda_mutable_data<scalar_t>(grad_b), n, stream));
+                     }));
   return {grad_a, grad_b};
 }
 #endif  // WITH_CUDA
-
 
 }  // namespace
 
