@@ -24,10 +24,15 @@ MATH_FUNCTIONS = frozenset(cpp_expression.MATH_FUNCTIONS)
 
 # Names the generated code uses next to the arguments: an argument called one of these
 # would shadow it.
+# (Until the generated code keeps its locals in a namespace of their own, this list is
+# the contract: the locals of the glue, kernels and autograd that share a scope with the
+# arguments, and the fake kernels' `shape` and `op`.)
 RESERVED_ARGUMENT_NAMES = frozenset("""
     grad out n i k g first stride n_vec blocks err stream vectorized acc_t scalar_t
     forward backward inputs output ctx self torch math reference tensor tensors
-    non_differentiable
+    non_differentiable op shape outputs saved call_forward call_backward forward_autograd
+    backward_autograd begin end arg args block_groups block_vecs bytes groups p pixel res
+    src u v value wanted work_items
     """.split()) | MATH_FUNCTIONS
 
 # Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.

@@ -59,6 +59,11 @@ def test_parses_a_signature_in_call_order():
         ("x: Tensor, alpha: float = 1e400", "not a finite double"),
         ("*x: Tensor", "only plain"),
         ("x: Tensor, out: Tensor", "clashes"),
+        # A local of the autograd file (a build error) and of the CUDA kernels, where a
+        # loop index named u would have replaced a float argument u (a wrong result).
+        ("x: Tensor, op: Tensor", "clashes"),
+        ("x: Tensor, u: float", "clashes"),
+        ("shape: Tensor", "clashes"),
         ("x: Tensor, grad_y: Tensor", "clashes"),
         ("x: Tensor, exp: float", "clashes"),
         ("x: Tensor, int: float", "C++ keyword"),
