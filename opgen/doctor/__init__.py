@@ -30,9 +30,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import project_toolchain
-from .naming import name_problem
-from .template_source import ANSWERS_FILE, recorded_answers
+from .. import project_toolchain
+from ..naming import name_problem
+from ..template_source import ANSWERS_FILE, recorded_answers
 
 OK, WARNING, ERROR, MISSING = "ok", "warning", "error", "missing"
 SEVERITY = {ERROR: 0, WARNING: 1, MISSING: 2, OK: 3}
