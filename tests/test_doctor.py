@@ -25,6 +25,8 @@ import pytest
 
 import opgen
 from opgen import doctor
+from opgen.doctor import jobs, toolkit
+from opgen.doctor.report import combine
 
 from .conftest import render
 
@@ -51,6 +53,7 @@ def real_probe() -> dict:
 def probed(monkeypatch, real_probe):
     """Reuse the real probe of this Python; returns it, for a test to add GPUs to."""
     probe = copy.deepcopy(real_probe)
+    # Set on the package: diagnose looks probe_python up there.
     monkeypatch.setattr(doctor, "probe_python", lambda python: probe)
     return probe
 
@@ -108,7 +111,7 @@ def script(path: Path, text: str) -> Path:
 
 WRAPPER = Path("/usr/local/bin/nvcc")
 IS_CI_MACHINE = (WRAPPER.is_file() and WRAPPER.read_bytes()[:2] == b"#!"
-                 and doctor.is_cuda_toolkit(Path("/usr/local/cuda")))
+                 and toolkit.is_cuda_toolkit(Path("/usr/local/cuda")))
 
 
 @pytest.mark.skipif(not IS_CI_MACHINE, reason="describes the CI machine: nvcc is a wrapper script in "
@@ -119,7 +122,7 @@ def test_this_machine_resolves_the_wrapper_nvcc_to_usr_local_cuda(opgen, monkeyp
     assert list(checks) == CHECKS
     assert checks["python"]["value"].startswith(".".join(map(str, sys.version_info[:3])))
     assert checks["torch"] == {"name": "torch", "status": "ok", "value": real_probe["torch"], "fix": ""}
-    major, minor = doctor.nvcc_version(Path("/usr/local/cuda"))
+    major, minor = toolkit.nvcc_version(Path("/usr/local/cuda"))
     assert checks["nvcc"]["value"].startswith(f"{major}.{minor} at /usr/local/cuda/bin/nvcc")
     # torch alone would take /usr/local from the wrapper and fail to link; doctor says so
     cuda_home = checks["cuda_home"]
@@ -199,7 +202,7 @@ def test_a_cuda_home_that_is_no_toolkit_is_ignored_like_the_project_ignores_it(o
 def test_a_fix_is_said_once_when_one_issue_contains_another():
     # CUDA_HOME ignored ("unset CUDA_HOME, or export CUDA_HOME=...") and torch guessing wrong
     # ("export CUDA_HOME=...") have the same remedy: one export in the fix.
-    checks = doctor.combine("cuda_home", "", [
+    checks = combine("cuda_home", "", [
         ("warning", "ignored", "unset CUDA_HOME, or export CUDA_HOME=/usr/local/cuda"),
         ("warning", "guessed wrong", "export CUDA_HOME=/usr/local/cuda"),
     ])
@@ -397,8 +400,8 @@ def test_an_unset_arch_list_without_gpus_names_the_projects_default(opgen, probe
     ],
 )
 def test_max_jobs_against_memory(opgen, probed, monkeypatch, max_jobs, status, fix):
-    monkeypatch.setattr(doctor, "available_memory", lambda: 9 * doctor.GIB)  # room for 4 jobs
-    monkeypatch.setattr(doctor, "cpu_count", lambda: 16)
+    monkeypatch.setattr(jobs, "available_memory", lambda: 9 * jobs.GIB)  # room for 4 jobs
+    monkeypatch.setattr(jobs, "cpu_count", lambda: 16)
     if max_jobs is not None:
         monkeypatch.setenv("MAX_JOBS", max_jobs)
     _, checks = run_doctor(opgen)
@@ -408,15 +411,15 @@ def test_max_jobs_against_memory(opgen, probed, monkeypatch, max_jobs, status, f
 
 
 def test_max_jobs_fix_never_proposes_more_jobs_than_cpus(opgen, probed, monkeypatch):
-    monkeypatch.setattr(doctor, "available_memory", lambda: 22 * doctor.GIB)  # room for 11 jobs
-    monkeypatch.setattr(doctor, "cpu_count", lambda: 2)
+    monkeypatch.setattr(jobs, "available_memory", lambda: 22 * jobs.GIB)  # room for 11 jobs
+    monkeypatch.setattr(jobs, "cpu_count", lambda: 2)
     monkeypatch.setenv("MAX_JOBS", "abc")
     _, checks = run_doctor(opgen)
     assert checks["max_jobs"]["fix"] == "export MAX_JOBS=2"
 
 
 def test_this_machines_memory_is_read():
-    memory = doctor.available_memory()
+    memory = jobs.available_memory()
     assert memory is None or 0 < memory < 1 << 50
 
 
@@ -453,7 +456,7 @@ def test_without_torch_doctor_says_so_and_checks_the_rest(tmp_path, python_witho
     assert torch["fix"].startswith(f"{python_without_torch} -m pip install torch")
     assert checks["torch_cuda"]["status"] == "missing"
     assert checks["python"]["status"] == "ok" and checks["cxx"]["status"] == "ok"
-    if shutil.which("nvcc") or doctor.is_cuda_toolkit(Path("/usr/local/cuda")):
+    if shutil.which("nvcc") or toolkit.is_cuda_toolkit(Path("/usr/local/cuda")):
         assert checks["nvcc"]["status"] == "ok" and "torch is not importable" in checks["nvcc"]["value"]
 
 
