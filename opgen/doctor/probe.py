@@ -11,57 +11,22 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from .report import ERROR, MISSING, OK, WARNING, Check
 from .tools import first_line
 
 PROBE_TIMEOUT = 300  # importing torch on a cold disk can take a while
 
-# Run in the Python that builds. Two lines, so that a crash while importing torch (a
-# segfault in a CUDA library) still leaves what was learnt before it.
-PROBE = r"""
-import json, sys, sysconfig
-info = {"python": sys.version.split()[0], "executable": sys.executable,
-        "cxx": sysconfig.get_config_var("CXX") or "", "scripts": sysconfig.get_path("scripts")}
-print("OPGEN-PYTHON " + json.dumps(info), flush=True)
-info = {}
-try:
-    import torch
-except BaseException as error:
-    info["torch_error"] = (type(error).__name__ + ": " + str(error)).splitlines()[0]
-else:
-    info["torch"] = torch.__version__
-    info["torch_cuda"] = torch.version.cuda
-    try:
-        info["gpus"] = [{"name": torch.cuda.get_device_name(i),
-                         "capability": "%d.%d" % torch.cuda.get_device_capability(i)}
-                        for i in range(torch.cuda.device_count())]
-    except Exception as error:
-        info["gpu_error"] = (type(error).__name__ + ": " + str(error)).splitlines()[0]
-    try:  # the libstdc++ torch loaded, which opgen projects name on their link line
-        with open("/proc/self/maps") as maps:
-            info["libstdcxx"] = next(line.split(None, 5)[5].strip() for line in maps
-                                     if line.rsplit("/", 1)[-1].startswith("libstdc++.so"))
-    except Exception:
-        pass
-    import os
-    if os.environ.get("TORCH_CUDA_ARCH_LIST") and torch.version.cuda:
-        try:  # torch's own verdict on the list; private, so any other failure is ignored
-            from torch.utils.cpp_extension import _get_cuda_arch_flags
-            _get_cuda_arch_flags()
-        except ValueError as error:
-            info["arch_error"] = str(error).splitlines()[0]
-        except Exception:
-            pass
-print("OPGEN-TORCH " + json.dumps(info), flush=True)
-"""
+# Run as a script in the Python that builds; see it for what it reports.
+PROBE = Path(__file__).with_name("probe_torch.py")
 
 
 def probe_python(python: str) -> dict:
-    """What `python` reports about itself and its torch (see PROBE)."""
+    """What `python` reports about itself and its torch (see probe_torch.py)."""
     info: dict = {}
     try:
-        result = subprocess.run([python, "-c", PROBE], capture_output=True, text=True,
+        result = subprocess.run([python, str(PROBE)], capture_output=True, text=True,
                                 timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as error:
         return {"error": f"{python} cannot be run ({error})"}
