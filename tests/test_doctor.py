@@ -26,6 +26,7 @@ import pytest
 import opgen
 from opgen import doctor
 from opgen.doctor import jobs, toolkit
+from opgen.doctor.archs import parse_arch
 from opgen.doctor.report import combine
 
 from .conftest import render
@@ -354,6 +355,27 @@ def test_a_bad_arch_list_entry_is_an_error(opgen, probed, tmp_path, monkeypatch,
     assert code == 1 and check["status"] == "error" and says in check["value"], check
     assert check["value"].startswith(repr(arch_list))
     assert check["fix"].startswith("export TORCH_CUDA_ARCH_LIST='8.0")
+
+
+def test_the_probe_reads_torchs_arch_names_in_the_order_torch_expands_them(real_probe):
+    if "torch" not in real_probe:
+        pytest.skip("needs torch")
+    names = real_probe["arch_names"]
+    assert "Ampere" in dict(names)
+    assert all(parse_arch(arch) for _, group in names for arch in group.split(";"))
+    # Each name is replaced wherever it occurs: "Ampere+Tegra" must come before "Ampere".
+    assert not [(a, b) for i, (a, _) in enumerate(names) for b, _ in names[i + 1:] if a in b]
+
+
+def test_without_torchs_arch_names_a_name_is_not_checked_rather_than_an_error(opgen, probed, tmp_path,
+                                                                              monkeypatch):
+    del probed["arch_names"]
+    probed["gpus"] = [{"name": "NVIDIA Test GPU", "capability": "8.6"}]
+    use_toolkit(monkeypatch, fake_toolkit(tmp_path, "13.0", archs="75 80 86 90"))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "Ampere")
+    _, checks = run_doctor(opgen)
+    assert checks["arch_list"]["status"] == "missing", checks["arch_list"]
+    assert "'Ampere' not checked: may be a named arch group" in checks["arch_list"]["value"]
 
 
 @pytest.mark.parametrize(

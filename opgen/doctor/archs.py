@@ -6,17 +6,9 @@ import os
 import re
 
 from .. import project_toolchain
-from .report import ERROR, OK, Check, combine
+from .report import ERROR, MISSING, OK, Check, combine
 from .toolkit import Toolkit
 
-# torch.utils.cpp_extension's arch group names (torch 2.15), expanded as it expands them:
-# in this order, combined names first, since "Ampere" is a prefix of "Ampere+Tegra".
-NAMED_ARCHES = {
-    "Kepler+Tesla": "3.7", "Kepler": "3.5+PTX", "Maxwell+Tegra": "5.3", "Maxwell": "5.0;5.2+PTX",
-    "Pascal": "6.0;6.1+PTX", "Volta+Tegra": "7.2", "Volta": "7.0+PTX", "Turing": "7.5+PTX",
-    "Ampere+Tegra": "8.7", "Ampere": "8.0;8.6+PTX", "Ada": "8.9+PTX", "Hopper": "9.0+PTX",
-    "Blackwell+Tegra": "11.0", "Blackwell": "10.0;10.3;12.0;12.1+PTX", "Rubin": "10.7+PTX",
-}
 # What torch accepts in TORCH_CUDA_ARCH_LIST: major.minor, "a" for arch-specific features,
 # "+PTX" to also embed PTX.
 _ARCH = re.compile(r"(\d+)\.(\d+)(a?)(\+PTX)?")
@@ -35,12 +27,23 @@ def parse_arch(entry: str) -> tuple[int, int, bool, bool] | None:
     return int(match.group(1)), int(match.group(2)), bool(match.group(3)), bool(match.group(4))
 
 
-def arch_entries(text: str) -> list[str]:
-    """TORCH_CUDA_ARCH_LIST split as torch splits it: spaces are ';', names are expanded."""
+def arch_entries(text: str, names: list[list[str]]) -> list[str]:
+    """TORCH_CUDA_ARCH_LIST split as torch splits it: spaces are ';', its named groups expanded.
+
+    `names` are torch's [name, archs], in its order (the probe reads them from torch):
+    a name is replaced wherever it occurs, so "Ampere+Tegra" must go before "Ampere".
+    """
     text = text.replace(" ", ";")
-    for name, archs in NAMED_ARCHES.items():
+    for name, archs in names:
         text = text.replace(name, archs)
     return text.split(";")
+
+
+def names_unknown(probe: dict) -> str:
+    """Why the probe could not tell torch's named arch groups."""
+    if "torch" not in probe:
+        return "torch is not importable"
+    return "this torch's were not found in torch.utils.cpp_extension"
 
 
 def covers(archs: list[tuple[int, int, bool, bool]], capability: str) -> bool:
@@ -85,12 +88,19 @@ def check_arch_list(probe: dict, gpus: list[dict], toolkit: Toolkit, supported: 
                          f"export TORCH_CUDA_ARCH_LIST='{dotted(max(supported, key=int))}+PTX'")
         shown = ";".join(defaults[:-1] + [defaults[-1] + "+PTX"])
         return Check("arch_list", OK, f"unset, no GPU visible: opgen projects build {shown}")
-    entries = arch_entries(raw)
-    parsed = [(entry, parse_arch(entry)) for entry in entries]
+    names = probe.get("arch_names")
+    parsed = [(entry, parse_arch(entry)) for entry in arch_entries(raw, names or [])]
     good = [(entry, arch) for entry, arch in parsed if arch is not None]
     issues = []
     bad = [entry for entry, arch in parsed if arch is None]
-    if bad:
+    # Without torch's names, an entry that is no arch may be one of them: neither an error
+    # nor, since it may cover them, a reason to say the visible GPUs are not covered.
+    unknown = bad if names is None else []
+    if unknown:
+        group = "a named arch group" if len(unknown) == 1 else "named arch groups"
+        issues.append((MISSING, f"{', '.join(repr(entry) for entry in unknown)} not checked: may be {group} "
+                       f"(such as Ampere), which doctor learns from torch, and {names_unknown(probe)}", ""))
+    elif bad:
         shown = ", ".join(repr(entry) for entry in bad)
         issues.append((ERROR, f"{shown} {'is not an arch' if len(bad) == 1 else 'are not archs'} "
                        "(torch fails: Unknown CUDA arch; an empty entry is a stray ';' or space)", ""))
@@ -100,18 +110,18 @@ def check_arch_list(probe: dict, gpus: list[dict], toolkit: Toolkit, supported: 
             issues.append((ERROR, f"{nvcc} cannot build {', '.join(unbuildable)} (it builds "
                            f"{dotted(min(supported, key=int))} to {dotted(max(supported, key=int))})", ""))
             good = [(e, a) for e, a in good if e not in unbuildable]
-    if probe.get("arch_error") and not issues:
+    if probe.get("arch_error") and not any(status == ERROR for status, _, _ in issues):
         issues.append((ERROR, f"torch refuses it: {probe['arch_error']}", ""))
     archs = [arch for _, arch in good]
     uncovered = [f"{i}: {gpu['name']} ({gpu['capability']})" for i, gpu in enumerate(gpus)
                  if not covers(archs, gpu["capability"])]
-    if uncovered:
+    if uncovered and not unknown:
         issues.append((ERROR, f"it covers no arch of GPU {', '.join(uncovered)}: its kernels fail with "
                        "'no kernel image is available for execution on the device'", ""))
-    if issues:
-        # The entries that work, plus the visible GPUs they miss.
-        keep = [entry for entry, _ in good]
-        keep += [gpu["capability"] for gpu in gpus if not covers(archs, gpu["capability"])]
+    if any(status == ERROR for status, _, _ in issues):
+        # The entries that work (or may), plus the visible GPUs they miss.
+        keep = [entry for entry, _ in good] + unknown
+        keep += [gpu["capability"] for gpu in gpus if not unknown and not covers(archs, gpu["capability"])]
         suggestion = ";".join(dict.fromkeys(keep)) or "7.5;8.0;9.0+PTX"
         fix = (f"export TORCH_CUDA_ARCH_LIST='{suggestion}' (entries like 8.0 or 9.0+PTX, "
                "';'-separated), or unset it")

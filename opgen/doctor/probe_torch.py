@@ -13,6 +13,31 @@ import sys
 import sysconfig
 
 
+def arch_names():
+    """torch's named arch groups, [name, archs] in the order torch expands them.
+
+    torch keeps them in a table local to _get_cuda_arch_flags, with no API to ask, so the
+    table is read from its source: it is then always the one of the torch that builds.
+    Reading rather than importing torch.utils.cpp_extension spares importing setuptools.
+    """
+    import ast
+    import importlib.util
+
+    with open(importlib.util.find_spec("torch.utils.cpp_extension").origin, "rb") as file:
+        module = ast.parse(file.read())
+    function = next(node for node in module.body
+                    if isinstance(node, ast.FunctionDef) and node.name == "_get_cuda_arch_flags")
+    for node in (node for node in ast.walk(function) if isinstance(node, ast.Assign)):
+        if [getattr(target, "id", None) for target in node.targets] == ["named_arches"]:
+            table = node.value
+            if isinstance(table, ast.Call):  # collections.OrderedDict([(name, archs), ...])
+                table = table.args[0]
+            table = ast.literal_eval(table)
+            pairs = table.items() if isinstance(table, dict) else table
+            return [[str(name), str(archs)] for name, archs in pairs]
+    raise LookupError("_get_cuda_arch_flags has no named_arches")
+
+
 def main():
     info = {"python": sys.version.split()[0], "executable": sys.executable,
             "cxx": sysconfig.get_config_var("CXX") or "", "scripts": sysconfig.get_path("scripts")}
@@ -35,6 +60,10 @@ def main():
             with open("/proc/self/maps") as maps:
                 info["libstdcxx"] = next(line.split(None, 5)[5].strip() for line in maps
                                          if line.rsplit("/", 1)[-1].startswith("libstdc++.so"))
+        except Exception:
+            pass
+        try:  # private, so any failure leaves them unknown, which doctor reports
+            info["arch_names"] = arch_names()
         except Exception:
             pass
         if os.environ.get("TORCH_CUDA_ARCH_LIST") and torch.version.cuda:

@@ -106,10 +106,13 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
                        f"{rebuild} where nvcc is found (see nvcc)"))
     elif gpus and with_cuda:
         recorded = archs_text.split(":", 1)[-1]  # "visible GPUs: 8.0;9.0" when built for those
-        archs = [arch for arch in map(parse_arch, arch_entries(recorded.strip())) if arch]
+        names = probe.get("arch_names")
+        parsed = [parse_arch(entry) for entry in arch_entries(recorded.strip(), names or [])]
+        archs = [arch for arch in parsed if arch]
         uncovered = [f"{i}: {g['name']} ({g['capability']})" for i, g in enumerate(gpus)
                      if not covers(archs, g["capability"])]
-        if uncovered:
+        # An entry that is no arch may be one of torch's names, when they are unknown.
+        if uncovered and (names is not None or all(parsed)):
             issues.append((ERROR, f"{value}: none runs on GPU {', '.join(uncovered)} (no kernel image "
                            "is available)", f"cd {project} && TORCH_CUDA_ARCH_LIST= {REBUILD}"))
     checks.append(combine("build", f"{value}, matching the installed torch", issues))
