@@ -577,6 +577,16 @@ def test_a_build_for_other_archs_than_the_visible_gpu_is_an_error(opgen, probed,
     assert checks["build"]["status"] == "error" and "0: NVIDIA Test GPU (9.0)" in checks["build"]["value"]
 
 
+def test_a_project_recording_package_instead_of_op_name_is_read_by_it(opgen, probed, tmp_path):
+    project = render(tmp_path, "my_op")
+    answers = project / ".copier-answers.yml"
+    answers.write_text(answers.read_text().replace("op_name: my_op", "package: my_op"))
+    assert "op_name" not in answers.read_text()
+    _, checks = run_doctor(opgen, str(project))
+    assert checks["project"]["value"].startswith(f"my_op at {project}, template ")
+    assert checks["build"]["value"].startswith("not built: my_op/_build_info.py does not exist")
+
+
 def test_the_project_is_read_not_imported(opgen, probed, tmp_path):
     project = render(tmp_path, "my_op")
     write_build_info(project, probed["torch"], probed["torch_cuda"])
@@ -591,6 +601,7 @@ def test_the_project_is_read_not_imported(opgen, probed, tmp_path):
     [
         (lambda p: None, "has no .copier-answers.yml, so opgen did not generate it"),
         (lambda p: (p / ".copier-answers.yml").write_text("op_name: ../../etc\n"), "has no valid op_name"),
+        (lambda p: (p / ".copier-answers.yml").write_text("package: ../../etc\n"), "has no valid package"),
     ],
 )
 def test_a_path_that_is_no_project_is_a_usage_error(opgen, tmp_path, make, says):

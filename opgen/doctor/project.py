@@ -31,6 +31,12 @@ def read_build_info(path: Path) -> dict:
     return values
 
 
+def project_package(answers: dict) -> str:
+    """The project's package name. Answers recorded before `package` replaced `op_name` have
+    op_name only, and those projects are still checked. read_project validates it."""
+    return answers.get("package") or answers.get("op_name")
+
+
 def read_project(project: Path) -> dict:
     """The answers a generated project records; DoctorError if it is not one."""
     try:
@@ -41,15 +47,16 @@ def read_project(project: Path) -> dict:
     if not answers or not isinstance(answers, dict):
         raise DoctorError(f"{project} has no {ANSWERS_FILE}, so opgen did not generate it; "
                           "give the directory of a project made by opgen new")
-    name = answers.get("op_name")
+    name = project_package(answers)
     problem = name_problem(name) if isinstance(name, str) else "it is missing"
     if problem:  # the name becomes a path below: never follow one from an edited file
-        raise DoctorError(f"{project / ANSWERS_FILE} has no valid op_name ({problem}); restore it from git")
+        key = "package" if answers.get("package") else "op_name"
+        raise DoctorError(f"{project / ANSWERS_FILE} has no valid {key} ({problem}); restore it from git")
     return answers
 
 
 def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -> list[Check]:
-    name = answers["op_name"]
+    name = project_package(answers)
     version = answers.get("_commit", "unknown version")
     if answers.get("inline"):
         return [Check("project", OK, f"{name} at {project}, template {version}; --inline: {name}.py builds "
