@@ -25,6 +25,9 @@ import pytest
 
 import opgen
 from opgen import doctor
+from opgen.doctor import jobs, toolkit
+from opgen.doctor.archs import parse_arch
+from opgen.doctor.report import combine
 
 from .conftest import render
 
@@ -51,6 +54,7 @@ def real_probe() -> dict:
 def probed(monkeypatch, real_probe):
     """Reuse the real probe of this Python; returns it, for a test to add GPUs to."""
     probe = copy.deepcopy(real_probe)
+    # Set on the package: diagnose looks probe_python up there.
     monkeypatch.setattr(doctor, "probe_python", lambda python: probe)
     return probe
 
@@ -108,7 +112,7 @@ def script(path: Path, text: str) -> Path:
 
 WRAPPER = Path("/usr/local/bin/nvcc")
 IS_CI_MACHINE = (WRAPPER.is_file() and WRAPPER.read_bytes()[:2] == b"#!"
-                 and doctor.is_cuda_toolkit(Path("/usr/local/cuda")))
+                 and toolkit.is_cuda_toolkit(Path("/usr/local/cuda")))
 
 
 @pytest.mark.skipif(not IS_CI_MACHINE, reason="describes the CI machine: nvcc is a wrapper script in "
@@ -119,7 +123,7 @@ def test_this_machine_resolves_the_wrapper_nvcc_to_usr_local_cuda(opgen, monkeyp
     assert list(checks) == CHECKS
     assert checks["python"]["value"].startswith(".".join(map(str, sys.version_info[:3])))
     assert checks["torch"] == {"name": "torch", "status": "ok", "value": real_probe["torch"], "fix": ""}
-    major, minor = doctor.nvcc_version(Path("/usr/local/cuda"))
+    major, minor = toolkit.nvcc_version(Path("/usr/local/cuda"))
     assert checks["nvcc"]["value"].startswith(f"{major}.{minor} at /usr/local/cuda/bin/nvcc")
     # torch alone would take /usr/local from the wrapper and fail to link; doctor says so
     cuda_home = checks["cuda_home"]
@@ -199,7 +203,7 @@ def test_a_cuda_home_that_is_no_toolkit_is_ignored_like_the_project_ignores_it(o
 def test_a_fix_is_said_once_when_one_issue_contains_another():
     # CUDA_HOME ignored ("unset CUDA_HOME, or export CUDA_HOME=...") and torch guessing wrong
     # ("export CUDA_HOME=...") have the same remedy: one export in the fix.
-    checks = doctor.combine("cuda_home", "", [
+    checks = combine("cuda_home", "", [
         ("warning", "ignored", "unset CUDA_HOME, or export CUDA_HOME=/usr/local/cuda"),
         ("warning", "guessed wrong", "export CUDA_HOME=/usr/local/cuda"),
     ])
@@ -353,6 +357,27 @@ def test_a_bad_arch_list_entry_is_an_error(opgen, probed, tmp_path, monkeypatch,
     assert check["fix"].startswith("export TORCH_CUDA_ARCH_LIST='8.0")
 
 
+def test_the_probe_reads_torchs_arch_names_in_the_order_torch_expands_them(real_probe):
+    if "torch" not in real_probe:
+        pytest.skip("needs torch")
+    names = real_probe["arch_names"]
+    assert "Ampere" in dict(names)
+    assert all(parse_arch(arch) for _, group in names for arch in group.split(";"))
+    # Each name is replaced wherever it occurs: "Ampere+Tegra" must come before "Ampere".
+    assert not [(a, b) for i, (a, _) in enumerate(names) for b, _ in names[i + 1:] if a in b]
+
+
+def test_without_torchs_arch_names_a_name_is_not_checked_rather_than_an_error(opgen, probed, tmp_path,
+                                                                              monkeypatch):
+    del probed["arch_names"]
+    probed["gpus"] = [{"name": "NVIDIA Test GPU", "capability": "8.6"}]
+    use_toolkit(monkeypatch, fake_toolkit(tmp_path, "13.0", archs="75 80 86 90"))
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "Ampere")
+    _, checks = run_doctor(opgen)
+    assert checks["arch_list"]["status"] == "missing", checks["arch_list"]
+    assert "'Ampere' not checked: may be a named arch group" in checks["arch_list"]["value"]
+
+
 @pytest.mark.parametrize(
     ("arch_list", "capability", "status"),
     [
@@ -397,8 +422,8 @@ def test_an_unset_arch_list_without_gpus_names_the_projects_default(opgen, probe
     ],
 )
 def test_max_jobs_against_memory(opgen, probed, monkeypatch, max_jobs, status, fix):
-    monkeypatch.setattr(doctor, "available_memory", lambda: 9 * doctor.GIB)  # room for 4 jobs
-    monkeypatch.setattr(doctor, "cpu_count", lambda: 16)
+    monkeypatch.setattr(jobs, "available_memory", lambda: 9 * jobs.GIB)  # room for 4 jobs
+    monkeypatch.setattr(jobs, "cpu_count", lambda: 16)
     if max_jobs is not None:
         monkeypatch.setenv("MAX_JOBS", max_jobs)
     _, checks = run_doctor(opgen)
@@ -408,15 +433,15 @@ def test_max_jobs_against_memory(opgen, probed, monkeypatch, max_jobs, status, f
 
 
 def test_max_jobs_fix_never_proposes_more_jobs_than_cpus(opgen, probed, monkeypatch):
-    monkeypatch.setattr(doctor, "available_memory", lambda: 22 * doctor.GIB)  # room for 11 jobs
-    monkeypatch.setattr(doctor, "cpu_count", lambda: 2)
+    monkeypatch.setattr(jobs, "available_memory", lambda: 22 * jobs.GIB)  # room for 11 jobs
+    monkeypatch.setattr(jobs, "cpu_count", lambda: 2)
     monkeypatch.setenv("MAX_JOBS", "abc")
     _, checks = run_doctor(opgen)
     assert checks["max_jobs"]["fix"] == "export MAX_JOBS=2"
 
 
 def test_this_machines_memory_is_read():
-    memory = doctor.available_memory()
+    memory = jobs.available_memory()
     assert memory is None or 0 < memory < 1 << 50
 
 
@@ -453,7 +478,7 @@ def test_without_torch_doctor_says_so_and_checks_the_rest(tmp_path, python_witho
     assert torch["fix"].startswith(f"{python_without_torch} -m pip install torch")
     assert checks["torch_cuda"]["status"] == "missing"
     assert checks["python"]["status"] == "ok" and checks["cxx"]["status"] == "ok"
-    if shutil.which("nvcc") or doctor.is_cuda_toolkit(Path("/usr/local/cuda")):
+    if shutil.which("nvcc") or toolkit.is_cuda_toolkit(Path("/usr/local/cuda")):
         assert checks["nvcc"]["status"] == "ok" and "torch is not importable" in checks["nvcc"]["value"]
 
 
@@ -552,6 +577,16 @@ def test_a_build_for_other_archs_than_the_visible_gpu_is_an_error(opgen, probed,
     assert checks["build"]["status"] == "error" and "0: NVIDIA Test GPU (9.0)" in checks["build"]["value"]
 
 
+def test_a_project_recording_package_instead_of_op_name_is_read_by_it(opgen, probed, tmp_path):
+    project = render(tmp_path, "my_op")
+    answers = project / ".copier-answers.yml"
+    answers.write_text(answers.read_text().replace("op_name: my_op", "package: my_op"))
+    assert "op_name" not in answers.read_text()
+    _, checks = run_doctor(opgen, str(project))
+    assert checks["project"]["value"].startswith(f"my_op at {project}, template ")
+    assert checks["build"]["value"].startswith("not built: my_op/_build_info.py does not exist")
+
+
 def test_the_project_is_read_not_imported(opgen, probed, tmp_path):
     project = render(tmp_path, "my_op")
     write_build_info(project, probed["torch"], probed["torch_cuda"])
@@ -565,7 +600,8 @@ def test_the_project_is_read_not_imported(opgen, probed, tmp_path):
     ("make", "says"),
     [
         (lambda p: None, "has no .copier-answers.yml, so opgen did not generate it"),
-        (lambda p: (p / ".copier-answers.yml").write_text("op_name: ../../etc\n"), "has no valid package"),
+        (lambda p: (p / ".copier-answers.yml").write_text("op_name: ../../etc\n"), "has no valid op_name"),
+        (lambda p: (p / ".copier-answers.yml").write_text("package: ../../etc\n"), "has no valid package"),
     ],
 )
 def test_a_path_that_is_no_project_is_a_usage_error(opgen, tmp_path, make, says):
