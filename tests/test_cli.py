@@ -278,15 +278,15 @@ def test_existing_ok_never_overwrites_a_file(opgen, tmp_path):
 
 
 def test_an_interrupted_render_leaves_nothing(opgen, tmp_path, monkeypatch):
-    import copier
+    from opgen.formatting import FormattingWorker
 
-    real_run_copy = copier.run_copy
+    real_run_copy = FormattingWorker.run_copy
 
-    def interrupted(src, dst, **kwargs):
-        real_run_copy(src, dst, **kwargs)  # files are written, then the user hits Ctrl-C
+    def interrupted(worker):
+        real_run_copy(worker)  # files are written, then the user hits Ctrl-C
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(copier, "run_copy", interrupted)
+    monkeypatch.setattr(FormattingWorker, "run_copy", interrupted)
     result = opgen("new", "my_op", "-o", "out/dir")
     assert result.exit_code == 130 and "nothing was written" in result.output
     assert list(tmp_path.iterdir()) == []  # not even the output directory it created
