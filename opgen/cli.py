@@ -184,7 +184,7 @@ Examples:
               help="The project to add the op to (default: the one the current directory is in).")
 @op_options
 def add(name, project, **options):
-    """Add the op NAME to the project made by opgen new (default: the current directory).
+    """Add the op NAME to a project made by opgen new (default: the one you are in).
 
     The op gets its own kernel, formulas, glue, Python API, tests and benchmark, and joins
     the package's library (torch.ops.PACKAGE.NAME). Files you edited take the new op by a
