@@ -10,7 +10,10 @@ Each module defines:
     SUMMARY: one line for --help and the question.
     DEFAULTS: the answers `--defaults` takes, as the command line spells them.
     OPTIONS: the kind-specific options it accepts (others are refused, not ignored).
-    settle(answers, settle, params): ask or default its own questions and check them.
+    WHY_NOT: why another kind's option does not apply to it, for the refusal.
+    settle(answers, settle, params, given): ask or default its own questions (settle(key,
+        default, help) asks on a terminal, else takes the default or leaves the key unset)
+        and check them; `given` names the options the user gave.
     record(answers, params) -> dict: its fields of the op's recorded answers.
     options(record) -> dict: those fields as the command line spells them.
 """
