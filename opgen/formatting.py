@@ -28,12 +28,17 @@ def clang_format(text: str, style_file: Path) -> str:
     """`text` as clang-format formats it with the given style file."""
     import clang_format as package  # the clang-format wheel: the same binary everywhere
 
-    result = subprocess.run(
-        [package.get_executable("clang-format"), f"--style=file:{style_file}",
-         "--assume-filename=source.cu"],
-        input=text, capture_output=True, text=True, check=False)
+    executable = package.get_executable("clang-format")
+    try:
+        result = subprocess.run(
+            [executable, f"--style=file:{style_file}", "--assume-filename=source.cu"],
+            input=text, capture_output=True, text=True, check=False)
+    except OSError as error:  # ValueError: opgen's renderers report it in one line
+        raise ValueError(f"clang-format ({executable}) does not run: {error.strerror}; "
+                         "reinstall opgen's dependencies: pip install --force-reinstall "
+                         "'clang-format>=23.1,<24'") from None
     if result.returncode != 0:
-        raise RuntimeError(f"clang-format failed: {result.stderr.strip()}")
+        raise ValueError(f"clang-format failed on generated code: {result.stderr.strip()}")
     return result.stdout
 
 

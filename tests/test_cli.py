@@ -525,3 +525,13 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
     result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
                              *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_a_broken_clang_format_is_one_line_and_writes_nothing(opgen, tmp_path, monkeypatch):
+    import clang_format
+
+    monkeypatch.setattr(clang_format, "get_executable", lambda name: str(tmp_path / "no-clang-format"))
+    result = opgen("new", "my_op", "--defaults")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "clang-format" in result.output and "does not run" in result.output
+    assert list(tmp_path.iterdir()) == []
