@@ -22,6 +22,9 @@ ANNOTATIONS = ("Tensor", "float")
 
 MATH_FUNCTIONS = frozenset(cpp_expression.MATH_FUNCTIONS)
 
+# The most arguments torch's dispatcher takes in one schema (DispatchKeyExtractor).
+MOST_ARGUMENTS = 64
+
 # Names the generated code uses next to the arguments: an argument called one of these
 # would shadow it.
 # (Until the generated code keeps its locals in a namespace of their own, this list is
@@ -32,7 +35,13 @@ RESERVED_ARGUMENT_NAMES = frozenset("""
     forward backward inputs output ctx self torch math reference tensor tensors
     non_differentiable op shape outputs saved call_forward call_backward forward_autograd
     backward_autograd begin end arg args block_groups block_vecs bytes groups p pixel res
-    src u v value wanted work_items
+    src u v value wanted work_items out_t device_guard below_autograd
+    new_tensor check_tensors check_channels check_matrices cuda_data cuda_mutable_data
+    is_supported dtype_name to_acc from_acc forward_cuda backward_cuda forward_kernel
+    backward_kernel num_blocks is_aligned16 widest_load pixel_out forward_cpu backward_cpu
+    forward_cuda_impl backward_cuda_impl
+    int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t uintptr_t size_t
+    uint2 uint4
     """.split()) | MATH_FUNCTIONS
 
 # Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.
@@ -99,6 +108,10 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
         raise SpecError(f"signature: argument {duplicates[0]!r} appears twice")
     if not any(p["type"] == "Tensor" for p in params):
         raise SpecError("signature has no tensor argument; add one, e.g. 'x: Tensor'")
+    if len(params) > MOST_ARGUMENTS:
+        raise SpecError(f"signature has {len(params)} arguments, and a PyTorch op takes at most "
+                        f"{MOST_ARGUMENTS} (the dispatcher aborts at import otherwise); pass fewer, "
+                        "e.g. several tensors stacked into one")
     return params
 
 

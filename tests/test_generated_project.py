@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from opgen.cli import main
+from opgen.spec import SpecError, parse_signature
+
 from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
 
 
@@ -105,3 +108,49 @@ def test_importing_a_build_made_for_another_torch_says_how_to_rebuild(
     last_line = result.stderr.strip().splitlines()[-1]
     assert last_line.startswith("ImportError: " + says.format(torch=installed[0], cuda=installed[1]))
     assert last_line.endswith("; rebuild it in its project directory: pip install --no-build-isolation -e .")
+
+
+def names_the_generated_code_uses(project: Path) -> list[str]:
+    """Every lower-case identifier of a rendered project's C++ and package Python (where the
+    arguments are names too), outside comments and strings, that opgen accepts as one."""
+    found: set[str] = set()
+    for path in [*project.glob("csrc/*"), *project.glob(f"{project.name}/*.py")]:
+        text = re.sub(r'"[^"\n]*"', "", re.sub(r"(//|#).*", "", path.read_text()))
+        found |= set(re.findall(r"\b[a-z][a-z0-9_]*\b", text))
+    accepted = []
+    for name in sorted(found):
+        try:
+            parse_signature(f"{name}: Tensor")
+        except SpecError:
+            continue
+        accepted.append(name)
+    return accepted
+
+
+def test_arguments_may_take_any_name_the_generated_code_uses_that_opgen_accepts(python, projects):
+    # The generated code's own names share a scope with the arguments; every one that
+    # opgen does not refuse must work as an argument name: build, and pass the tests.
+    reference_ops = Path(__file__).resolve().parent.parent / "reference_ops"
+    names = sorted(set(names_the_generated_code_uses(reference_ops / "fused_axpby"))
+                   | set(names_the_generated_code_uses(reference_ops / "rgb_to_gray")))
+    names = [n for n in names if n not in ("adv", "first_op", "second_op")]
+    assert len(names) > 80  # the glue's, kernels', autograd's and API's own names
+    project = projects / "adv"
+    # Ops of at most 60 arguments (a PyTorch op takes 64), about 4 in 5 of them tensors.
+    count = -(-len(names) // 60)
+    for i, group in enumerate(names[j::count] for j in range(count)):
+        tensors, floats = group[: len(group) * 4 // 5], group[len(group) * 4 // 5:]
+        a, b = tensors[:2]
+        signature = ", ".join([*(f"{n}: Tensor" for n in tensors), *(f"{n}: float" for n in floats)])
+        forward = " + ".join([f"{a} * {b}", *tensors[2:], *floats])
+        gradients = "; ".join([f"{a}: {b} * grad", f"{b}: {a} * grad", *(f"{n}: grad" for n in tensors[2:])])
+        command = ["new", "adv", "-o", str(projects), "--op", "first_op"] if i == 0 else \
+            ["add", f"op_{i}", "-p", str(project)]
+        try:
+            main([*command, "--defaults", "--dtypes", "float64", "--signature", signature,
+                  "--forward", forward, "--gradients", gradients])
+        except SystemExit as exit_:
+            assert exit_.code in (0, None), group
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    result = run_project_tests(python, project, "-x")
+    assert result.returncode == 0, result.stdout[-3000:]

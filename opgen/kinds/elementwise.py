@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec import (
+    MOST_ARGUMENTS,
     SpecError,
     check_backward_dtypes,
     check_cpp_expression,
@@ -57,7 +58,14 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given:
             raise SpecError(f"--{option} {answers[option]!r} was given without --gradients, and the "
                             "default gradient is for the default formula; pass --gradients 'x: "
                             "<expression using grad>' for each tensor input, or --no-backward")
-        parse_gradients(answers["gradients"], params)
+        grads, _ = parse_gradients(answers["gradients"], params)
+        # The backward op's schema: grad, the tensors the formulas read, the float scalars.
+        reads = {name for g in grads for name in g["reads"]}
+        count = 1 + len(reads) + sum(p["type"] == "float" for p in params)
+        if count > MOST_ARGUMENTS:
+            raise SpecError(f"--gradients {answers['gradients']!r}: the backward op would take {count} "
+                            f"arguments (grad, {len(reads)} tensors its formulas read, the floats), and "
+                            f"a PyTorch op takes at most {MOST_ARGUMENTS}; read fewer tensors")
 
 
 def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:

@@ -81,7 +81,10 @@ def _(a, x, b):
 @torch.library.register_fake("fused_axpby::fused_axpby_backward")
 def _(grad, a):
     _check_tensors("fused_axpby_backward", grad=grad)
-    return tuple(grad.new_empty(grad.shape) for _ in range(2))
+    return (
+        grad.new_empty(grad.shape),
+        grad.new_empty(grad.shape),
+    )
 
 
 # Autograd is registered in C++ (csrc/fused_axpby_autograd.cpp): the backward is a custom

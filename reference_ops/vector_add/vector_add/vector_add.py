@@ -80,7 +80,10 @@ def _(a, b):
 @torch.library.register_fake("vector_add::vector_add_backward")
 def _(grad):
     _check_tensors("vector_add_backward", grad=grad)
-    return tuple(grad.new_empty(grad.shape) for _ in range(2))
+    return (
+        grad.new_empty(grad.shape),
+        grad.new_empty(grad.shape),
+    )
 
 
 # Autograd is registered in C++ (csrc/vector_add_autograd.cpp): the backward is a custom
