@@ -64,6 +64,8 @@ def test_parses_a_signature_in_call_order():
         ("x: Tensor, op: Tensor", "clashes"),
         ("x: Tensor, u: float", "clashes"),
         ("shape: Tensor", "clashes"),
+        ("x: Tensor, int64_t: Tensor", "clashes"),  # a type the kernels spell
+        (", ".join(f"x{i}: Tensor" for i in range(65)), "65 arguments, and a PyTorch op takes at most 64"),
         ("x: Tensor, grad_y: Tensor", "clashes"),
         ("x: Tensor, exp: float", "clashes"),
         ("x: Tensor, int: float", "C++ keyword"),
