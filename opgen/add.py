@@ -61,10 +61,12 @@ def current_project(project: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         raise AddError(f"{project / ANSWERS_FILE}: {error}") from None
 
 
-def add_op(project: Path, op: dict[str, Any]) -> AddResult:
-    """Add the op record `op` (from answers.collect_op) to `project`."""
+def add_op(project: Path, current: tuple[dict[str, Any], dict[str, Any]],
+           op: dict[str, Any]) -> AddResult:
+    """Add the op record `op` (from answers.collect_op) to `project`, whose recorded
+    answers and checked record current_project() read."""
     project = project.absolute()
-    answers, record = current_project(project)
+    answers, record = current
     try:
         new_record = project_record(record["package"], [*record["ops"], op], exact=record["exact"])
     except SpecError as error:

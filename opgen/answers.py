@@ -28,8 +28,8 @@ from .spec import (
 # Ask(question, default, help) -> the answer as typed; None when nothing is asked.
 Ask = Callable[[str, Any, str], Any]
 # The answers of one op, as the command line spells them (`given` below).
-OP_OPTIONS = ("kind", "signature", "channels", "forward", "reference", "backward", "gradients",
-              "dtypes", "out_dtype")
+OP_OPTIONS = ("kind", "signature", "reference", "backward", "dtypes", "out_dtype",
+              *sorted(KIND_OPTIONS))
 
 
 def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
@@ -78,7 +78,7 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
     if answers["out_dtype"] != "same" and answers["out_dtype"] not in DTYPES:
         raise SpecError(f"out_dtype {answers['out_dtype']!r} must be 'same' or one of {', '.join(DTYPES)}")
     settle("backward", kind.DEFAULTS["backward"], "generate backward kernels and autograd?")
-    kind.settle(answers, settle, params, set(given))
+    fields = kind.settle(answers, settle, params, set(given))
     return {
         "name": name,
         "kind": kind.NAME,
@@ -87,7 +87,7 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
         "backward": bool(answers["backward"]),
         "dtypes": list(answers["dtypes"]),
         "out_dtype": answers["out_dtype"],
-        **kind.record(answers, params),
+        **fields,
     }
 
 

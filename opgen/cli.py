@@ -200,9 +200,10 @@ def add(name, project, **options):
     interactive = not options["defaults"] and stdin_is_a_terminal()
     try:
         project = project or enclosing_project(Path.cwd())
-        _, record = current_project(project)
+        current = current_project(project)
+        _, record = current
         op = collect_op(name, given, exact=record["exact"], ask=ask_on_the_terminal if interactive else None)
-        result = add_op(project, op)
+        result = add_op(project, current, op)
     except (AddError, RenderError, SpecError) as error:
         fail(str(error))
     except (KeyboardInterrupt, click.Abort):

@@ -13,8 +13,8 @@ Each module defines:
     WHY_NOT: why another kind's option does not apply to it, for the refusal.
     settle(answers, settle, params, given): ask or default its own questions (settle(key,
         default, help) asks on a terminal, else takes the default or leaves the key unset)
-        and check them; `given` names the options the user gave.
-    record(answers, params) -> dict: its fields of the op's recorded answers.
+        and check them; `given` names the options the user gave. Returns the kind's
+        fields of the op's record, as parsed there.
     options(record) -> dict: those fields as the command line spells them.
 """
 

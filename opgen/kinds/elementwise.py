@@ -28,7 +28,8 @@ OPTIONS = frozenset({"forward", "gradients"})
 WHY_NOT = "elementwise ops have no channels"
 
 
-def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given: set[str]) -> None:
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
+           given: set[str]) -> dict[str, Any]:
     names = {p["name"] for p in params}
     tensors = {p["name"] for p in params if p["type"] == "Tensor"}
     # The default formula, where the signature has its names (another default value is fine).
@@ -58,7 +59,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given:
             raise SpecError(f"--{option} {answers[option]!r} was given without --gradients, and the "
                             "default gradient is for the default formula; pass --gradients 'x: "
                             "<expression using grad>' for each tensor input, or --no-backward")
-        grads, _ = parse_gradients(answers["gradients"], params)
+        grads, non_differentiable = parse_gradients(answers["gradients"], params)
         # The backward op's schema: grad, the tensors the formulas read, the float scalars.
         reads = {name for g in grads for name in g["reads"]}
         count = 1 + len(reads) + sum(p["type"] == "float" for p in params)
@@ -66,18 +67,14 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given:
             raise SpecError(f"--gradients {answers['gradients']!r}: the backward op would take {count} "
                             f"arguments (grad, {len(reads)} tensors its formulas read, the floats), and "
                             f"a PyTorch op takes at most {MOST_ARGUMENTS}; read fewer tensors")
-
-
-def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:
-    gradients, non_differentiable = [], []
-    if answers["backward"]:
-        gradients, non_differentiable = parse_gradients(answers["gradients"], params)
-    return {"forward": answers["forward"], "gradients": gradients,
+    else:
+        grads, non_differentiable = [], []
+    return {"forward": answers["forward"], "gradients": grads,
             "non_differentiable": non_differentiable}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:
-    """The command-line answers of record()'s fields."""
+    """The command-line answers of the fields settle() records."""
     given = {"forward": record["forward"]}
     if record["gradients"]:
         given["gradients"] = gradients_text(record["gradients"], record["non_differentiable"])

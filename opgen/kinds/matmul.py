@@ -13,7 +13,8 @@ OPTIONS = frozenset()
 WHY_NOT = "matmul computes a @ b and its gradients itself"
 
 
-def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given: set[str]) -> None:
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
+           given: set[str]) -> dict[str, Any]:
     if [p["type"] for p in params] != ["Tensor", "Tensor"]:
         raise SpecError(f"--signature {answers['signature']!r}: a matmul op takes exactly two tensors "
                         "and nothing else, e.g. --signature 'a: Tensor, b: Tensor'")
@@ -29,11 +30,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given:
     a, b = (p["name"] for p in params)
     settle("reference", f"{a} @ {b}", "the same op as a PyTorch expression")
     check_python_expression("reference", answers["reference"], {a, b})
-
-
-def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:
-    """A matmul op has no fields of its own: the two matrices are its params."""
-    return {}
+    return {}  # no fields of its own: the two matrices are its params
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:

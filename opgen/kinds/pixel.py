@@ -38,7 +38,8 @@ def parse_channels(text: str, params: list[dict[str, Any]]) -> list[str]:
     return channels
 
 
-def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given: set[str]) -> None:
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
+           given: set[str]) -> dict[str, Any]:
     images = [p["name"] for p in params if p["type"] == "Tensor"]
     if len(images) != 1:
         raise SpecError(f"--signature {answers['signature']!r}: a pixel op takes one image tensor, "
@@ -60,12 +61,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]], given:
         raise SpecError(f"--forward {answers['forward']!r} is over channels, which the PyTorch reference "
                         f"cannot name; pass --reference indexing the image, e.g. --reference '{example}'")
     check_python_expression("reference", answers["reference"], {p["name"] for p in params})
-
-
-def record(answers: dict[str, Any], params: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"channels": parse_channels(answers["channels"], params), "forward": answers["forward"]}
+    return {"channels": channels, "forward": answers["forward"]}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:
-    """The command-line answers of record()'s fields."""
+    """The command-line answers of the fields settle() records."""
     return {"channels": ", ".join(record["channels"]), "forward": record["forward"]}
