@@ -17,7 +17,8 @@ from typing import Any
 
 from .spec import SpecError
 
-# A project's files by op name, and the constant each becomes in the inline file.
+# A project's files by op name, and the constant each becomes in the inline file. Not
+# csrc/_C.cpp: load_inline loads the library itself, without a Python module.
 CPP_CONSTANTS = (
     ("csrc/{op}_math.h", "FORMULAS"),
     ("csrc/{op}_kernel.h", "LAUNCHERS"),
@@ -78,10 +79,6 @@ def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
     name = op["name"]
     sources = {constant: cpp_source((project / path.format(op=name)).read_text())
                for path, constant in CPP_CONSTANTS if (project / path.format(op=name)).is_file()}
-    # load_inline loads the library itself: the schemas without the Python module.
-    schemas = sources["SCHEMAS"]
-    module = schemas.index("// `import ")
-    sources["SCHEMAS"] = schemas[:module].replace("#include <Python.h>\n", "").rstrip("\n") + "\n"
     toolchain_imports, toolchain = python_parts((project / package / "_toolchain.py").read_text())
     placeholder = ("# The package this file is in: the op project's name, for messages.\n"
                    "NAME = Path(__file__).resolve().parent.name")

@@ -26,6 +26,7 @@ DEFAULT_PROJECT_FILES = {
     "pyproject.toml",
     "setup.py",
     "benchmarks/bench_my_op.py",
+    "csrc/_C.cpp",
     "csrc/library.cpp",
     "csrc/my_op.cpp",
     "csrc/my_op_autograd.cpp",
@@ -521,7 +522,7 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
     for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     sources = sorted(str(p) for p in (tmp_path / "lib" / "csrc").iterdir())
-    assert len(sources) == 14
+    assert len(sources) == 15
     result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
                              *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -1,18 +1,10 @@
-// library.cpp: the matmul library's schemas, and the Python module that loads it.
+// library.cpp: the matmul library's schemas.
 //
 // One TORCH_LIBRARY block per library: it declares every op of torch.ops.matmul;
 // each op's own file (csrc/<op>.cpp) registers its CPU and CUDA kernels for it.
-#include <Python.h>
 #include <torch/library.h>
 
 TORCH_LIBRARY(matmul, m) {
   m.def("matmul(Tensor a, Tensor b) -> Tensor");
   m.def("matmul_backward(Tensor grad, Tensor a, Tensor b) -> (Tensor, Tensor)");
-}
-
-// `import matmul._C` loads this library, which runs every registration in csrc/. The
-// module itself is empty: TORCH_LIBRARY, not pybind11, exposes the ops.
-extern "C" PyObject* PyInit__C(void) {
-  static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
-  return PyModule_Create(&module);
 }

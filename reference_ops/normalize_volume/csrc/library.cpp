@@ -1,17 +1,9 @@
-// library.cpp: the normalize_volume library's schemas, and the Python module that loads it.
+// library.cpp: the normalize_volume library's schemas.
 //
 // One TORCH_LIBRARY block per library: it declares every op of torch.ops.normalize_volume;
 // each op's own file (csrc/<op>.cpp) registers its CPU and CUDA kernels for it.
-#include <Python.h>
 #include <torch/library.h>
 
 TORCH_LIBRARY(normalize_volume, m) {
   m.def("normalize_volume(Tensor vol, float max_val) -> Tensor");
-}
-
-// `import normalize_volume._C` loads this library, which runs every registration in csrc/. The
-// module itself is empty: TORCH_LIBRARY, not pybind11, exposes the ops.
-extern "C" PyObject* PyInit__C(void) {
-  static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
-  return PyModule_Create(&module);
 }
