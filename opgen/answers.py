@@ -61,9 +61,12 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
     kind = KINDS[answers["kind"]]
     for key in sorted(KIND_OPTIONS - kind.OPTIONS):
         if key in answers:
-            raise SpecError(f"--{key} {answers[key]!r} does not apply to --kind {kind.NAME}: "
-                            f"{kind.WHY_NOT}; drop --{key}")
-    settle("signature", kind.DEFAULTS["signature"],
+            owners = ", ".join(k.NAME for k in KINDS.values() if key in k.OPTIONS)
+            raise SpecError(f"--{key.replace('_', '-')} {answers[key]!r} does not apply to --kind "
+                            f"{kind.NAME}: it is an option of --kind {owners}; drop it")
+    # A kind may choose its defaults from what was given (rowwise: from --preset).
+    defaults = kind.defaults(answers) if hasattr(kind, "defaults") else kind.DEFAULTS
+    settle("signature", defaults["signature"],
            "the Python arguments, e.g. 'x: Tensor, alpha: float = 2.0'")
     params = parse_signature(answers["signature"])
     answers["signature"] = canonical_signature(params)
@@ -77,7 +80,7 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
     settle("out_dtype", "same", "'same' as the inputs, or a dtype")
     if answers["out_dtype"] != "same" and answers["out_dtype"] not in DTYPES:
         raise SpecError(f"out_dtype {answers['out_dtype']!r} must be 'same' or one of {', '.join(DTYPES)}")
-    settle("backward", kind.DEFAULTS["backward"], "generate backward kernels and autograd?")
+    settle("backward", defaults["backward"], "generate backward kernels and autograd?")
     fields = kind.settle(answers, settle, params, set(given))
     return {
         "name": name,

@@ -25,24 +25,13 @@ MATH_FUNCTIONS = frozenset(cpp_expression.MATH_FUNCTIONS)
 # The most arguments torch's dispatcher takes in one schema (DispatchKeyExtractor).
 MOST_ARGUMENTS = 64
 
-# Names the generated code uses next to the arguments: an argument called one of these
-# would shadow it.
-# (Until the generated code keeps its locals in a namespace of their own, this list is
-# the contract: the locals of the glue, kernels and autograd that share a scope with the
-# arguments, and the fake kernels' `shape` and `op`.)
-RESERVED_ARGUMENT_NAMES = frozenset("""
-    grad out n i k g first stride n_vec blocks err stream vectorized acc_t scalar_t
-    forward backward inputs output ctx self torch math reference tensor tensors
-    non_differentiable op shape outputs saved call_forward call_backward forward_autograd
-    backward_autograd begin end arg args block_groups block_vecs bytes groups p pixel res
-    src u v value wanted work_items out_t device_guard below_autograd
-    new_tensor check_tensors check_channels check_matrices cuda_data cuda_mutable_data
-    is_supported dtype_name to_acc from_acc forward_cuda backward_cuda forward_kernel
-    backward_kernel num_blocks is_aligned16 widest_load pixel_out forward_cpu backward_cpu
-    forward_cuda_impl backward_cuda_impl
-    int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t uintptr_t size_t
-    uint2 uint4
-    """.split()) | MATH_FUNCTIONS
+# Names the formulas themselves use, which an argument would hide: grad (the incoming
+# gradient in --gradients), acc_t (the arithmetic type of csrc/<op>_math.h), torch (the
+# module of the PyTorch references) and the math functions. Every other name is free: the
+# generated C++ reaches the arguments only as members of structs (in.x, s.alpha) or as
+# parameters of functions that declare nothing else, and tests/test_generated_project.py
+# builds ops whose arguments take every name the generated code uses.
+FORMULA_NAMES = frozenset({"grad", "acc_t", "torch"}) | MATH_FUNCTIONS
 
 # Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.
 # No quotes, braces, brackets, semicolons, backslashes or '#': nothing that could end a
@@ -149,12 +138,12 @@ def _check_argument_name(name: str) -> None:
         raise SpecError(f"signature: argument {name!r} must be lower snake case, e.g. x or alpha")
     if name in CPP_KEYWORDS:
         raise SpecError(f"signature: argument {name!r} is a C++ keyword; rename it")
-    # The generated code names per-argument locals with these affixes (x_v, x_p, grad_x).
-    clashes_with_a_local = name.startswith("grad_") or name.endswith(("_v", "_p", "_c", "_k", "_acc"))
-    if name in RESERVED_ARGUMENT_NAMES or clashes_with_a_local:
-        raise SpecError(
-            f"signature: argument {name!r} clashes with a name the generated code uses; rename it"
-        )
+    if name in FORMULA_NAMES:
+        used = ("the incoming gradient in --gradients" if name == "grad" else
+                "the arithmetic type of the formulas" if name == "acc_t" else
+                "the module of the PyTorch references" if name == "torch" else
+                "a math function of the formulas")
+        raise SpecError(f"signature: argument {name!r} would hide {name}, {used}; rename it")
 
 
 def _check_characters(what: str, text: str, allowed: re.Pattern) -> None:

@@ -58,16 +58,12 @@ def test_parses_a_signature_in_call_order():
         ("x: Tensor, alpha: float = True", "is True, not a number"),
         ("x: Tensor, alpha: float = 1e400", "not a finite double"),
         ("*x: Tensor", "only plain"),
-        ("x: Tensor, out: Tensor", "clashes"),
-        # A local of the autograd file (a build error) and of the CUDA kernels, where a
-        # loop index named u would have replaced a float argument u (a wrong result).
-        ("x: Tensor, op: Tensor", "clashes"),
-        ("x: Tensor, u: float", "clashes"),
-        ("shape: Tensor", "clashes"),
-        ("x: Tensor, int64_t: Tensor", "clashes"),  # a type the kernels spell
         (", ".join(f"x{i}: Tensor" for i in range(65)), "65 arguments, and a PyTorch op takes at most 64"),
-        ("x: Tensor, grad_y: Tensor", "clashes"),
-        ("x: Tensor, exp: float", "clashes"),
+        # Names the formulas use: an argument would hide them.
+        ("x: Tensor, grad: Tensor", "would hide grad, the incoming gradient"),
+        ("x: Tensor, acc_t: float", "would hide acc_t, the arithmetic type"),
+        ("x: Tensor, torch: Tensor", "would hide torch, the module of the PyTorch references"),
+        ("x: Tensor, exp: float", "would hide exp, a math function"),
         ("x: Tensor, int: float", "C++ keyword"),
         ("X: Tensor", "lower snake case"),
         ("x: Tensor); import os; (", "contains"),
@@ -170,7 +166,8 @@ def test_pixel_ops_take_one_image_and_named_channels():
         ({"signature": "img: Tensor, other: Tensor"}, "one image tensor"),
         ({"channels": "r, , b"}, "name each channel"),
         ({"channels": "r, g, r"}, "must differ"),
-        ({"channels": "r, exp, b"}, "not a C++ keyword or math function"),
+        ({"channels": "r, exp, b"}, "not a C++ keyword, math function"),
+            ({"channels": "r, acc_t, b"}, "not a C++ keyword, math function, acc_t"),
         ({"backward": True}, "pass --no-backward"),
         ({"forward": "img * 2"}, "uses 'img'"),  # the formula sees channels, not the image
     ]:

@@ -10,12 +10,14 @@ Each module defines:
     SUMMARY: one line for --help and the question.
     DEFAULTS: the answers `--defaults` takes, as the command line spells them.
     OPTIONS: the kind-specific options it accepts (others are refused, not ignored).
-    WHY_NOT: why another kind's option does not apply to it, for the refusal.
     settle(answers, settle, params, given): ask or default its own questions (settle(key,
         default, help) asks on a terminal, else takes the default or leaves the key unset)
         and check them; `given` names the options the user gave. Returns the kind's
         fields of the op's record, as parsed there.
     options(record) -> dict: those fields as the command line spells them.
+and may define:
+    defaults(answers) -> dict: DEFAULTS chosen from the answers given so far (rowwise
+        takes its preset's signature).
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ DEFAULTS: dict[str, Any] = {
     "backward": True,
 }
 OPTIONS = frozenset({"forward", "gradients"})
-WHY_NOT = "elementwise ops have no channels"
 
 
 def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],

@@ -10,7 +10,6 @@ NAME = "matmul"
 SUMMARY = "C = A @ B for 2-D matrices, a shared-memory tiled kernel"
 DEFAULTS: dict[str, Any] = {"signature": "a: Tensor, b: Tensor", "backward": True}
 OPTIONS = frozenset()
-WHY_NOT = "matmul computes a @ b and its gradients itself"
 
 
 def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ..naming import CPP_KEYWORDS
-from ..spec import MATH_FUNCTIONS, SpecError, check_cpp_expression, check_python_expression
+from ..spec import FORMULA_NAMES, SpecError, check_cpp_expression, check_python_expression
 
 NAME = "pixel"
 SUMMARY = "y[...] = f(x[..., channel 0], x[..., channel 1], ...) over channel-packed images"
@@ -18,7 +18,6 @@ DEFAULTS: dict[str, Any] = {
     "backward": False,  # pixel ops have no backward kernels yet
 }
 OPTIONS = frozenset({"channels", "forward"})
-WHY_NOT = "pixel ops have no backward kernels yet"
 
 
 def parse_channels(text: str, params: list[dict[str, Any]]) -> list[str]:
@@ -29,9 +28,9 @@ def parse_channels(text: str, params: list[dict[str, Any]]) -> list[str]:
     for channel in channels:
         # Channel names are only the parameters of the forward formula in the math header.
         if (not re.fullmatch(r"[a-z][a-z0-9_]*", channel) or channel in CPP_KEYWORDS
-                or channel in MATH_FUNCTIONS):
+                or channel in FORMULA_NAMES):
             raise SpecError(f"channels: {channel!r} must be a lower snake-case name that is not a "
-                            "C++ keyword or math function, e.g. r")
+                            "C++ keyword, math function, acc_t, grad or torch, e.g. r")
     if len(set(channels)) != len(channels) or set(channels) & {p["name"] for p in params}:
         raise SpecError(f"channels {text!r}: the channel names must differ from each other and from "
                         "the arguments")

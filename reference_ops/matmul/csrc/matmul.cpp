@@ -98,6 +98,9 @@ template <typename scalar_t>
 typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
+
+template <typename scalar_t>
+using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
 // A product needs two matrices of one supported dtype, on one device, whose inner
@@ -152,6 +155,8 @@ at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b) {
   return c;
 }
 
+// The functions the dispatcher calls: the matrices are a and b here, whatever the
+// schema names them (a and b); the messages use the schema's names.
 at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
   check_matrices("matmul", {"a", a}, {"b", b});
   return matmul_cpu(a, b);
@@ -186,13 +191,13 @@ at::Tensor matmul_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
   return c;
 }
 
-at::Tensor forward_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
+at::Tensor forward_cuda(const at::Tensor& a, const at::Tensor& b) {
   check_matrices("matmul", {"a", a}, {"b", b});
   return matmul_cuda_impl(a, b);
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad, const at::Tensor& a,
-                                                      const at::Tensor& b) {
+std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad, const at::Tensor& a,
+                                                 const at::Tensor& b) {
   check_matrices("matmul_backward", {"grad", grad}, {"bᵀ", b.t()});
   check_matrices("matmul_backward", {"aᵀ", a.t()}, {"grad", grad});
   return {matmul_cuda_impl(grad, b.t()), matmul_cuda_impl(a.t(), grad)};
@@ -208,8 +213,8 @@ TORCH_LIBRARY_IMPL(matmul, CPU, m) {
 
 #ifdef WITH_CUDA
 TORCH_LIBRARY_IMPL(matmul, CUDA, m) {
-  m.impl("matmul", &forward_cuda_impl);
-  m.impl("matmul_backward", &backward_cuda_impl);
+  m.impl("matmul", &forward_cuda);
+  m.impl("matmul_backward", &backward_cuda);
 }
 #endif
 

@@ -90,6 +90,9 @@ template <typename scalar_t>
 typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
+
+template <typename scalar_t>
+using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
@@ -111,61 +114,80 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 "; pass tensors of one shape (no broadcasting)");
   }
 }
-// Arguments in the schema's order: the dispatcher checks this signature against it.
-at::Tensor forward_cpu(const at::Tensor& vol, double max_val) {
-  check_tensors("normalize_volume", {{"vol", vol}});
+// The kernels take the arguments in the structs of csrc/normalize_volume_math.h; the functions
+// registered at the end of this file pass them on.
+namespace cpu {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("normalize_volume", {{"vol", in.vol}});
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const at::Tensor vol_c = vol.contiguous();
-  at::Tensor out = new_tensor(vol, vol.sizes(), at::kFloat);
+  const Tensors<at::Tensor> contiguous{in.vol.contiguous()};
+  at::Tensor out = new_tensor(in.vol, in.vol.sizes(), at::kFloat);
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
-      vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
+      in.vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
         using out_t = float;
         // double where the input or the output is double; float for the rest, integers too.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const acc_t max_val_acc = static_cast<acc_t>(max_val);
-        const scalar_t* vol_p = vol_c.const_data_ptr<scalar_t>();
+        const Scalars<acc_t> s_acc{static_cast<acc_t>(s.max_val)};
+        const Tensors<const scalar_t*> data{contiguous.vol.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             out_p[i] =
-                static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(vol_p[i]), max_val_acc));
+                static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(data.vol[i]), s_acc.max_val));
           }
         });
       }));
   return out;
 }
 
+}  // namespace cpu
+
 #ifdef WITH_CUDA
-at::Tensor forward_cuda_impl(const at::Tensor& vol, double max_val) {
-  check_tensors("normalize_volume", {{"vol", vol}});
+namespace cuda {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("normalize_volume", {{"vol", in.vol}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.
-  const c10::cuda::CUDAGuard device_guard(vol.device());
+  const c10::cuda::CUDAGuard device_guard(in.vol.device());
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const at::Tensor vol_c = vol.contiguous();
-  at::Tensor out = new_tensor(vol, vol.sizes(), at::kFloat);
+  const Tensors<at::Tensor> contiguous{in.vol.contiguous()};
+  at::Tensor out = new_tensor(in.vol, in.vol.sizes(), at::kFloat);
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
-      vol.scalar_type(), "normalize_volume_cuda", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
+      in.vol.scalar_type(), "normalize_volume_cuda", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
         using out_t = float;
-        C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(vol_c), cuda_mutable_data<out_t>(out), n,
-                                    max_val, stream));
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.vol)};
+        C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
       }));
   return out;
 }
+
+}  // namespace cuda
 #endif  // WITH_CUDA
 
+// The functions the dispatcher calls, with the arguments one by one in the schema's order.
+at::Tensor forward_cpu(const at::Tensor& vol, double max_val) {
+  return cpu::forward_impl({vol}, {max_val});
+}
+
+#ifdef WITH_CUDA
+at::Tensor forward_cuda(const at::Tensor& vol, double max_val) {
+  return cuda::forward_impl({vol}, {max_val});
+}
+#endif  // WITH_CUDA
 }  // namespace
 
 TORCH_LIBRARY_IMPL(normalize_volume, CPU, m) { m.impl("normalize_volume", &forward_cpu); }
 
 #ifdef WITH_CUDA
-TORCH_LIBRARY_IMPL(normalize_volume, CUDA, m) { m.impl("normalize_volume", &forward_cuda_impl); }
+TORCH_LIBRARY_IMPL(normalize_volume, CUDA, m) { m.impl("normalize_volume", &forward_cuda); }
 #endif
 
 }  // namespace normalize_volume

@@ -96,8 +96,8 @@ struct VecWidth {
 // of a second instantiation; the branch is uniform across the grid.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* __restrict__ vol, Out<T>* __restrict__ out, int64_t n, bool vectorized,
-                   Acc<T> max_val) {
+    forward_kernel(const Tensors<const T*> in, Out<T>* __restrict__ out, int64_t n, bool vectorized,
+                   const Scalars<Acc<T>> s) {
   constexpr int kVec = VecWidth<T>::value;
   constexpr int kPer = ItemsPerThread<T>::value;
   using V = Vec<T, kVec>;
@@ -109,13 +109,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll 1
   for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec;
        first += gridDim.x * block_vecs) {
-    // Every load before the first use: kPer loads in flight.
-    V vol_v[kPer];
+    // Every load before the first use: kPer loads of each input in flight.
+    Tensors<V> loaded[kPer];
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        vol_v[u] = reinterpret_cast<const V*>(vol)[i];
+        loaded[u].vol = reinterpret_cast<const V*>(in.vol)[i];
       }
     }
 #pragma unroll
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kThreads)
         VOut out_v;
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(vol_v[u].v[k]), max_val));
+          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded[u].vol.v[k]), s.max_val));
         }
         reinterpret_cast<VOut*>(out)[i] = out_v;
       }
@@ -135,26 +135,27 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 #pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
-    out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(vol[i]), max_val));
+    out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.vol[i]), s.max_val));
   }
 }
 
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const T* vol, Out<T>* out, int64_t n, double max_val,
-                         cudaStream_t stream) {
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   // Elements per thread on the vectorized path.
   constexpr int kPerThread = VecWidth<T>::value * ItemsPerThread<T>::value;
-  const bool vectorized = is_aligned16(vol) && is_aligned16(out);
+  const bool vectorized = is_aligned16(in.vol) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);
-  forward_kernel<T><<<blocks, kThreads, 0, stream>>>(vol, out, n, vectorized, Acc<T>(max_val));
+  forward_kernel<T>
+      <<<blocks, kThreads, 0, stream>>>(in, out, n, vectorized, Scalars<Acc<T>>{Acc<T>(s.max_val)});
   return cudaGetLastError();
 }
 
 // The dtypes this op was generated for.
-template cudaError_t forward_cuda<uint16_t>(const uint16_t*, Out<uint16_t>*, int64_t, double,
-                                            cudaStream_t);
+template cudaError_t launch_forward<uint16_t>(Tensors<const uint16_t*>, Out<uint16_t>*, int64_t,
+                                              Scalars<double>, cudaStream_t);
 
 }  // namespace normalize_volume

@@ -12,14 +12,17 @@
 
 #include <cstdint>
 
+#include "normalize_volume_math.h"
+
 namespace normalize_volume {
 
 // The output element type for input element type T.
 template <typename T>
 using Out = float;
 
-// out[i] = forward(vol[i], max_val)
+// out[i] = forward(in.vol[i], s.max_val)
 template <typename T>
-cudaError_t forward_cuda(const T* vol, Out<T>* out, int64_t n, double max_val, cudaStream_t stream);
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
 
 }  // namespace normalize_volume

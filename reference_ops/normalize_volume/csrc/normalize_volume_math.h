@@ -24,4 +24,18 @@ NORMALIZE_VOLUME_HOST_DEVICE acc_t forward(acc_t vol, acc_t max_val) {
   return vol / max_val;
 }
 
+// The arguments by name, for the kernels of csrc/normalize_volume.cpp and
+// csrc/normalize_volume_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V vol;
+};
+
+template <typename V>
+struct Scalars {
+  V max_val;
+};
+
 }  // namespace normalize_volume

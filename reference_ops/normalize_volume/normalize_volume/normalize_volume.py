@@ -33,7 +33,7 @@ def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
     return _forward(vol, max_val)
 
 
-def _check_tensors(op: str, **tensors: Tensor) -> None:
+def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     """The checks of check_tensors in csrc/normalize_volume.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():

@@ -11,68 +11,75 @@
 #include <torch/library.h>
 
 #include <tuple>
-
 namespace relu {
 namespace {
 
-// The ops of csrc/relu.cpp, looked up once; calls go below autograd to the CPU or
-// CUDA kernel.
-at::Tensor call_forward(const at::Tensor& x) {
+// The ops of csrc/relu.cpp, called with their arguments in the schema's order
+// below autograd: the calls reach the CPU or CUDA kernel, not this file again.
+namespace kernels {
+
+template <typename... Args>
+at::Tensor forward(const Args&... args) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("relu::relu", "")
                              .typed<at::Tensor(const at::Tensor&)>();
-  return op.call(x);
+  const at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return op.call(args...);
 }
 
-at::Tensor call_backward(const at::Tensor& grad, const at::Tensor& x) {
+// The backward op with autograd: called so from a backward pass, it records itself when
+// that pass builds a graph (create_graph=True).
+const auto& backward_op() {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("relu::relu_backward", "")
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
-  return op.call(grad, x);
+  return op;
 }
 
-class relu_function : public torch::autograd::Function<relu_function> {
+template <typename... Args>
+at::Tensor backward(const Args&... args) {
+  const at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return backward_op().call(args...);
+}
+
+}  // namespace kernels
+
+// relu's arguments by name, for the autograd function below.
+struct Arguments {
+  const at::Tensor& x;
+};
+
+class ReluFunction : public torch::autograd::Function<ReluFunction> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x) {
-    // Below autograd: the call reaches the CPU or CUDA kernel, not this function again.
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    ctx->save_for_backward({x});
-    return call_forward(x);
+  // The arguments by name, then the tensors among them again, one by one: apply()
+  // connects to the graph the tensors it is passed.
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
+                            const at::Tensor& /*x*/) {
+    ctx->save_for_backward({args.x});
+    return kernels::forward(args.x);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
-    at::Tensor grad_x = call_backward(grads[0], saved[0]);
-    // One gradient per argument of forward, in order.
-    return {grad_x};
+    const at::Tensor g = kernels::backward_op().call(grads[0], saved[0]);
+    // One gradient per argument of forward: none for args, then one per tensor.
+    return {at::Tensor(), g};
   }
 };
-at::Tensor forward_autograd(const at::Tensor& x) {
-  // Nothing to record (no input requires grad, or grad mode is off): straight to the
-  // kernel, as torch's own ops do. Function::apply would build a node and throw it away,
-  // which took 0.75 us of a 2.6 us call on small CPU tensors. A forward-mode tangent
-  // goes to apply, whose error says forward AD is not implemented.
-  if (!torch::autograd::compute_requires_grad(x) && !x._fw_grad(/*level=*/0).defined()) {
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_forward(x);
-  }
-  return relu_function::apply(x);
-}
 
 // The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
 // gradgradcheck): its formulas have no derivative here, so that second backward raises
 // instead of returning zeros.
-class relu_backward_function : public torch::autograd::Function<relu_backward_function> {
+class ReluFunctionBackward : public torch::autograd::Function<ReluFunctionBackward> {
  public:
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
                                                 const at::Tensor& grad, const at::Tensor& x) {
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return {call_backward(grad, x)};
+    return {kernels::backward(grad, x)};
   }
 
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list) {
     TORCH_CHECK(false,
                 "relu is differentiable once: its backward, relu_backward, has no "
                 "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
@@ -80,14 +87,24 @@ class relu_backward_function : public torch::autograd::Function<relu_backward_fu
   }
 };
 
+// The functions the dispatcher calls, with the arguments one by one in the schema's order.
+at::Tensor forward_autograd(const at::Tensor& x) {
+  // Nothing to record (no input requires grad, or grad mode is off): straight to the
+  // kernel, as torch's own ops do. Function::apply would build a node and throw it away,
+  // which took 0.75 us of a 2.6 us call on small CPU tensors. A forward-mode tangent
+  // goes to apply, whose error says forward AD is not implemented.
+  if (!torch::autograd::compute_requires_grad(x) && !x._fw_grad(/*level=*/0).defined()) {
+    return kernels::forward(x);
+  }
+  return ReluFunction::apply(Arguments{x}, x);
+}
+
 at::Tensor backward_autograd(const at::Tensor& grad, const at::Tensor& x) {
   // The usual backward pass runs with grad mode off: straight to the kernel.
   if (!torch::autograd::compute_requires_grad(grad, x)) {
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_backward(grad, x);
+    return kernels::backward(grad, x);
   }
-  const torch::autograd::variable_list outputs = relu_backward_function::apply(grad, x);
-  return outputs[0];
+  return ReluFunctionBackward::apply(grad, x)[0];
 }
 
 }  // namespace

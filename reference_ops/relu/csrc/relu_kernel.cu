@@ -96,7 +96,8 @@ struct VecWidth {
 // of a second instantiation; the branch is uniform across the grid.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* __restrict__ x, Out<T>* __restrict__ out, int64_t n, bool vectorized) {
+    forward_kernel(const Tensors<const T*> in, Out<T>* __restrict__ out, int64_t n, bool vectorized,
+                   const Scalars<Acc<T>> s) {
   constexpr int kVec = VecWidth<T>::value;
   constexpr int kPer = ItemsPerThread<T>::value;
   using V = Vec<T, kVec>;
@@ -108,13 +109,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll 1
   for (int64_t first = blockIdx.x * block_vecs + threadIdx.x; first < n_vec;
        first += gridDim.x * block_vecs) {
-    // Every load before the first use: kPer loads in flight.
-    V x_v[kPer];
+    // Every load before the first use: kPer loads of each input in flight.
+    Tensors<V> loaded[kPer];
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        x_v[u] = reinterpret_cast<const V*>(x)[i];
+        loaded[u].x = reinterpret_cast<const V*>(in.x)[i];
       }
     }
 #pragma unroll
@@ -124,7 +125,7 @@ __global__ void __launch_bounds__(kThreads)
         VOut out_v;
 #pragma unroll
         for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x_v[u].v[k])));
+          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded[u].x.v[k])));
         }
         reinterpret_cast<VOut*>(out)[i] = out_v;
       }
@@ -134,14 +135,14 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 #pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
-    out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(x[i])));
+    out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.x[i])));
   }
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    backward_kernel(const T* __restrict__ grad, const T* __restrict__ x, T* __restrict__ grad_x,
-                    int64_t n, bool vectorized) {
+    backward_kernel(const T* __restrict__ grad, const GradReads<const T*> reads,
+                    const Grads<T*> grads, int64_t n, bool vectorized, const Scalars<Acc<T>> s) {
   constexpr int kVec = 16 / sizeof(T);
   using V = Vec<T, kVec>;
   const int64_t n_vec = vectorized ? n / kVec : 0;
@@ -150,58 +151,69 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll 1  // no trip-count division (see forward_kernel)
   for (int64_t i = first; i < n_vec; i += stride) {
     const V grad_v = reinterpret_cast<const V*>(grad)[i];
-    const V x_v = reinterpret_cast<const V*>(x)[i];
-    V grad_x_v;
+    const GradReads<V> reads_v{reinterpret_cast<const V*>(reads.x)[i]};
+    Grads<V> grads_v;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
       const Acc<T> g = to_acc(grad_v.v[k]);
-      const Acc<T> x_k = to_acc(x_v.v[k]);
-      grad_x_v.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, x_k));
+      grads_v.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads_v.x.v[k])));
     }
-    reinterpret_cast<V*>(grad_x)[i] = grad_x_v;
+    reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
   }
 #pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
-    grad_x[i] = from_acc<T>(grad_wrt_x<Acc<T>>(to_acc(grad[i]), to_acc(x[i])));
+    const Acc<T> g = to_acc(grad[i]);
+    grads.x[i] = from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads.x[i])));
   }
 }
 
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const T* x, Out<T>* out, int64_t n, cudaStream_t stream) {
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   // Elements per thread on the vectorized path.
   constexpr int kPerThread = VecWidth<T>::value * ItemsPerThread<T>::value;
-  const bool vectorized = is_aligned16(x) && is_aligned16(out);
+  const bool vectorized = is_aligned16(in.x) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);
-  forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, out, n, vectorized);
+  forward_kernel<T><<<blocks, kThreads, 0, stream>>>(in, out, n, vectorized, Scalars<Acc<T>>{});
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t backward_cuda(const T* grad, const T* x, T* grad_x, int64_t n, cudaStream_t stream) {
+cudaError_t launch_backward(const T* grad, GradReads<const T*> reads, Grads<T*> grads, int64_t n,
+                            Scalars<double> s, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   constexpr int kVec = 16 / sizeof(T);
-  const bool vectorized = is_aligned16(grad) && is_aligned16(x) && is_aligned16(grad_x);
+  const bool vectorized = is_aligned16(grad) && is_aligned16(reads.x) && is_aligned16(grads.x);
   const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
-  backward_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, x, grad_x, n, vectorized);
+  backward_kernel<T>
+      <<<blocks, kThreads, 0, stream>>>(grad, reads, grads, n, vectorized, Scalars<Acc<T>>{});
   return cudaGetLastError();
 }
 
 // The dtypes this op was generated for.
-template cudaError_t forward_cuda<float>(const float*, Out<float>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<float>(const float*, const float*, float*, int64_t,
-                                          cudaStream_t);
-template cudaError_t forward_cuda<double>(const double*, Out<double>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<double>(const double*, const double*, double*, int64_t,
-                                           cudaStream_t);
-template cudaError_t forward_cuda<__half>(const __half*, Out<__half>*, int64_t, cudaStream_t);
-template cudaError_t backward_cuda<__half>(const __half*, const __half*, __half*, int64_t,
-                                           cudaStream_t);
-template cudaError_t forward_cuda<__nv_bfloat16>(const __nv_bfloat16*, Out<__nv_bfloat16>*, int64_t,
-                                                 cudaStream_t);
-template cudaError_t backward_cuda<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*,
-                                                  __nv_bfloat16*, int64_t, cudaStream_t);
+template cudaError_t launch_forward<float>(Tensors<const float*>, Out<float>*, int64_t,
+                                           Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward<float>(const float*, GradReads<const float*>, Grads<float*>,
+                                            int64_t, Scalars<double>, cudaStream_t);
+template cudaError_t launch_forward<double>(Tensors<const double*>, Out<double>*, int64_t,
+                                            Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward<double>(const double*, GradReads<const double*>,
+                                             Grads<double*>, int64_t, Scalars<double>,
+                                             cudaStream_t);
+template cudaError_t launch_forward<__half>(Tensors<const __half*>, Out<__half>*, int64_t,
+                                            Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward<__half>(const __half*, GradReads<const __half*>,
+                                             Grads<__half*>, int64_t, Scalars<double>,
+                                             cudaStream_t);
+template cudaError_t launch_forward<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
+                                                   Out<__nv_bfloat16>*, int64_t, Scalars<double>,
+                                                   cudaStream_t);
+template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*,
+                                                    GradReads<const __nv_bfloat16*>,
+                                                    Grads<__nv_bfloat16*>, int64_t, Scalars<double>,
+                                                    cudaStream_t);
 
 }  // namespace relu

@@ -12,18 +12,22 @@
 
 #include <cstdint>
 
+#include "relu_math.h"
+
 namespace relu {
 
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
 
-// out[i] = forward(x[i])
+// out[i] = forward(in.x[i])
 template <typename T>
-cudaError_t forward_cuda(const T* x, Out<T>* out, int64_t n, cudaStream_t stream);
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
 
-// grad_x[i] = the gradients at element i, given grad[i]
+// grads.x[i] = the gradients at element i, given grad[i]
 template <typename T>
-cudaError_t backward_cuda(const T* grad, const T* x, T* grad_x, int64_t n, cudaStream_t stream);
+cudaError_t launch_backward(const T* grad, GradReads<const T*> reads, Grads<T*> grads, int64_t n,
+                            Scalars<double> s, cudaStream_t stream);
 
 }  // namespace relu

@@ -30,4 +30,28 @@ RELU_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t x) {
   return x > 0 ? grad : 0;
 }
 
+// The arguments by name, for the kernels of csrc/relu.cpp and
+// csrc/relu_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V x;
+};
+
+template <typename V>
+struct Scalars {};
+
+// The tensors the gradient formulas read.
+template <typename V>
+struct GradReads {
+  V x;
+};
+
+// One gradient per differentiable input, named by the input.
+template <typename V>
+struct Grads {
+  V x;
+};
+
 }  // namespace relu

@@ -35,7 +35,7 @@ def relu(x: Tensor) -> Tensor:
     return _forward(x)
 
 
-def _check_tensors(op: str, **tensors: Tensor) -> None:
+def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     """The checks of check_tensors in csrc/relu.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():

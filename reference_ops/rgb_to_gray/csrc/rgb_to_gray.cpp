@@ -90,6 +90,9 @@ template <typename scalar_t>
 typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
+
+template <typename scalar_t>
+using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
@@ -114,30 +117,34 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
 // Pixels are packed: the last dimension holds the channels r, g, b.
 constexpr int64_t kChannels = 3;
 
-void check_channels(const at::Tensor& img) {
-  TORCH_CHECK(img.dim() >= 1 && img.size(-1) == kChannels, "rgb_to_gray: img has shape ",
-              img.sizes(), "; its last dimension must hold the ", kChannels, " channels r, g, b");
+void check_channels(const at::Tensor& image) {
+  TORCH_CHECK(image.dim() >= 1 && image.size(-1) == kChannels, "rgb_to_gray: img has shape ",
+              image.sizes(), "; its last dimension must hold the ", kChannels, " channels r, g, b");
 }
-// Arguments in the schema's order: the dispatcher checks this signature against it.
-at::Tensor forward_cpu(const at::Tensor& img) {
-  check_tensors("rgb_to_gray", {{"img", img}});
-  check_channels(img);
+// The kernels take the arguments in the structs of csrc/rgb_to_gray_math.h; the functions
+// registered at the end of this file pass them on.
+namespace cpu {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("rgb_to_gray", {{"img", in.img}});
+  check_channels(in.img);
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const at::Tensor img_c = img.contiguous();
-  at::Tensor out = new_tensor(img, img.sizes().slice(0, img.dim() - 1), img.scalar_type());
+  const Tensors<at::Tensor> contiguous{in.img.contiguous()};
+  at::Tensor out =
+      new_tensor(in.img, in.img.sizes().slice(0, in.img.dim() - 1), in.img.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
-      img.scalar_type(), "rgb_to_gray_cpu", RGB_TO_GRAY_DISPATCH_CASES([&] {
+      in.img.scalar_type(), "rgb_to_gray_cpu", RGB_TO_GRAY_DISPATCH_CASES([&] {
         using out_t = scalar_t;
         // double where the input or the output is double; float for the rest, integers too.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const scalar_t* img_p = img_c.const_data_ptr<scalar_t>();
+        const Tensors<const scalar_t*> data{contiguous.img.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            const scalar_t* pixel = img_p + i * kChannels;
+            const scalar_t* pixel = data.img + i * kChannels;
             out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(pixel[0]),
                                                          static_cast<acc_t>(pixel[1]),
                                                          static_cast<acc_t>(pixel[2])));
@@ -147,34 +154,48 @@ at::Tensor forward_cpu(const at::Tensor& img) {
   return out;
 }
 
+}  // namespace cpu
+
 #ifdef WITH_CUDA
-at::Tensor forward_cuda_impl(const at::Tensor& img) {
-  check_tensors("rgb_to_gray", {{"img", img}});
-  check_channels(img);
+namespace cuda {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("rgb_to_gray", {{"img", in.img}});
+  check_channels(in.img);
   // Allocate, copy and launch on the inputs' device, whichever device is current.
-  const c10::cuda::CUDAGuard device_guard(img.device());
+  const c10::cuda::CUDAGuard device_guard(in.img.device());
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const at::Tensor img_c = img.contiguous();
-  at::Tensor out = new_tensor(img, img.sizes().slice(0, img.dim() - 1), img.scalar_type());
+  const Tensors<at::Tensor> contiguous{in.img.contiguous()};
+  at::Tensor out =
+      new_tensor(in.img, in.img.sizes().slice(0, in.img.dim() - 1), in.img.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(img.scalar_type(), "rgb_to_gray_cuda", RGB_TO_GRAY_DISPATCH_CASES([&] {
-                       using out_t = scalar_t;
-                       C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(img_c),
-                                                   cuda_mutable_data<out_t>(out), n, stream));
-                     }));
+  AT_DISPATCH_SWITCH(
+      in.img.scalar_type(), "rgb_to_gray_cuda", RGB_TO_GRAY_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.img)};
+        C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
+      }));
   return out;
 }
+
+}  // namespace cuda
 #endif  // WITH_CUDA
 
+// The functions the dispatcher calls, with the arguments one by one in the schema's order.
+at::Tensor forward_cpu(const at::Tensor& img) { return cpu::forward_impl({img}, {}); }
+
+#ifdef WITH_CUDA
+at::Tensor forward_cuda(const at::Tensor& img) { return cuda::forward_impl({img}, {}); }
+#endif  // WITH_CUDA
 }  // namespace
 
 TORCH_LIBRARY_IMPL(rgb_to_gray, CPU, m) { m.impl("rgb_to_gray", &forward_cpu); }
 
 #ifdef WITH_CUDA
-TORCH_LIBRARY_IMPL(rgb_to_gray, CUDA, m) { m.impl("rgb_to_gray", &forward_cuda_impl); }
+TORCH_LIBRARY_IMPL(rgb_to_gray, CUDA, m) { m.impl("rgb_to_gray", &forward_cuda); }
 #endif
 
 }  // namespace rgb_to_gray

@@ -79,7 +79,7 @@ template <typename T>
 struct ItemsPerThread {
   static constexpr int value = sizeof(T) < sizeof(Out<T>) ? 2 : 1;
 };
-// The channels of a pixel are contiguous: pixel i holds img[i * kChannels + c].
+// The channels of a pixel are contiguous: pixel i holds in.img[i * kChannels + c].
 constexpr int kChannels = 3;
 
 // The widest load (16, 8, 4, 2 or 1 bytes) that divides `bytes`, and a type of that size.
@@ -118,7 +118,7 @@ union PixelsIn {
 
 // One output from the kChannels elements of one pixel.
 template <typename T>
-__device__ __forceinline__ Out<T> pixel_out(const T* pixel) {
+__device__ __forceinline__ Out<T> pixel_out(const T* pixel, const Scalars<Acc<T>>& s) {
   return from_acc<Out<T>>(forward<Acc<T>>(to_acc(pixel[0]), to_acc(pixel[1]), to_acc(pixel[2])));
 }
 
@@ -126,8 +126,8 @@ __device__ __forceinline__ Out<T> pixel_out(const T* pixel) {
 // move kPixels at a time, the rest one at a time; without it, all one at a time.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* __restrict__ img, Out<T>* __restrict__ out, int64_t n,
-                   bool vectorized) {
+    forward_kernel(const Tensors<const T*> in, Out<T>* __restrict__ out, int64_t n, bool vectorized,
+                   const Scalars<Acc<T>> s) {
   using G = PixelGroup<T>;
   using Piece = typename G::InPiece;
   using VOut = Vec<Out<T>, G::kPixels>;
@@ -138,14 +138,14 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t first = blockIdx.x * block_groups + threadIdx.x; first < groups;
        first += gridDim.x * block_groups) {
     // Every load before the first use: kPer groups in flight.
-    PixelsIn<T> in[kPer];
+    PixelsIn<T> loaded[kPer];
 #pragma unroll
     for (int u = 0; u < kPer; ++u) {
       const int64_t g = first + u * kThreads;
       if (g < groups) {
-        const Piece* src = reinterpret_cast<const Piece*>(img) + g * G::kInPieces;
+        const Piece* src = reinterpret_cast<const Piece*>(in.img) + g * G::kInPieces;
 #pragma unroll
-        for (int v = 0; v < G::kInPieces; ++v) in[u].pieces[v] = src[v];
+        for (int v = 0; v < G::kInPieces; ++v) loaded[u].pieces[v] = src[v];
       }
     }
 #pragma unroll
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kThreads)
         VOut res;
 #pragma unroll
         for (int p = 0; p < G::kPixels; ++p) {
-          res.v[p] = pixel_out(in[u].elems + p * kChannels);
+          res.v[p] = pixel_out(loaded[u].elems + p * kChannels, s);
         }
         reinterpret_cast<VOut*>(out)[g] = res;
       }
@@ -165,24 +165,26 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 #pragma unroll 1
   for (int64_t i = groups * G::kPixels + first; i < n; i += stride) {
-    out[i] = pixel_out(img + i * kChannels);
+    out[i] = pixel_out(in.img + i * kChannels, s);
   }
 }
 
 }  // namespace
 
 template <typename T>
-cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream) {
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   // Pixels per thread on the vectorized path.
   constexpr int kPerThread = PixelGroup<T>::kPixels * ItemsPerThread<T>::value;
-  const bool vectorized = is_aligned16(img) && is_aligned16(out);
+  const bool vectorized = is_aligned16(in.img) && is_aligned16(out);
   const int blocks = num_blocks(vectorized ? (n + kPerThread - 1) / kPerThread : n);
-  forward_kernel<T><<<blocks, kThreads, 0, stream>>>(img, out, n, vectorized);
+  forward_kernel<T><<<blocks, kThreads, 0, stream>>>(in, out, n, vectorized, Scalars<Acc<T>>{});
   return cudaGetLastError();
 }
 
 // The dtypes this op was generated for.
-template cudaError_t forward_cuda<uint8_t>(const uint8_t*, Out<uint8_t>*, int64_t, cudaStream_t);
+template cudaError_t launch_forward<uint8_t>(Tensors<const uint8_t*>, Out<uint8_t>*, int64_t,
+                                             Scalars<double>, cudaStream_t);
 
 }  // namespace rgb_to_gray

@@ -12,14 +12,17 @@
 
 #include <cstdint>
 
+#include "rgb_to_gray_math.h"
+
 namespace rgb_to_gray {
 
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
 
-// out[i] = forward(the 3 channels of pixel i of img); n counts pixels
+// out[i] = forward(the 3 channels of pixel i of in.img); n counts pixels
 template <typename T>
-cudaError_t forward_cuda(const T* img, Out<T>* out, int64_t n, cudaStream_t stream);
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
 
 }  // namespace rgb_to_gray

@@ -24,4 +24,16 @@ RGB_TO_GRAY_HOST_DEVICE acc_t forward(acc_t r, acc_t g, acc_t b) {
   return 0.299f * r + 0.587f * g + 0.114f * b;
 }
 
+// The arguments by name, for the kernels of csrc/rgb_to_gray.cpp and
+// csrc/rgb_to_gray_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V img;
+};
+
+template <typename V>
+struct Scalars {};
+
 }  // namespace rgb_to_gray

@@ -32,7 +32,7 @@ def rgb_to_gray(img: Tensor) -> Tensor:
     return _forward(img)
 
 
-def _check_tensors(op: str, **tensors: Tensor) -> None:
+def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     """The checks of check_tensors in csrc/rgb_to_gray.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():

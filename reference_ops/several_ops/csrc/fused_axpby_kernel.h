@@ -12,20 +12,22 @@
 
 #include <cstdint>
 
+#include "fused_axpby_math.h"
+
 namespace fused_axpby {
 
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
 
-// out[i] = forward(a, x[i], b[i])
+// out[i] = forward(s.a, in.x[i], in.b[i])
 template <typename T>
-cudaError_t forward_cuda(const T* x, const T* b, Out<T>* out, int64_t n, double a,
-                         cudaStream_t stream);
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
 
-// grad_x[i], grad_b[i] = the gradients at element i, given grad[i]
+// grads.x[i], grads.b[i] = the gradients at element i, given grad[i]
 template <typename T>
-cudaError_t backward_cuda(const T* grad, T* grad_x, T* grad_b, int64_t n, double a,
-                          cudaStream_t stream);
+cudaError_t launch_backward(const T* grad, GradReads<const T*> reads, Grads<T*> grads, int64_t n,
+                            Scalars<double> s, cudaStream_t stream);
 
 }  // namespace fused_axpby

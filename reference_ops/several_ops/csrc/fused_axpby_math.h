@@ -36,4 +36,30 @@ FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_b(acc_t grad, acc_t a) {
   return grad;
 }
 
+// The arguments by name, for the kernels of csrc/fused_axpby.cpp and
+// csrc/fused_axpby_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V x;
+  V b;
+};
+
+template <typename V>
+struct Scalars {
+  V a;
+};
+
+// The tensors the gradient formulas read.
+template <typename V>
+struct GradReads {};
+
+// One gradient per differentiable input, named by the input.
+template <typename V>
+struct Grads {
+  V x;
+  V b;
+};
+
 }  // namespace fused_axpby

@@ -98,6 +98,9 @@ template <typename scalar_t>
 typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
+
+template <typename scalar_t>
+using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
@@ -119,91 +122,119 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 "; pass tensors of one shape (no broadcasting)");
   }
 }
-// Arguments in the schema's order: the dispatcher checks this signature against it.
-at::Tensor forward_cpu(const at::Tensor& x) {
-  check_tensors("relu", {{"x", x}});
+// The kernels take the arguments in the structs of csrc/relu_math.h; the functions
+// registered at the end of this file pass them on.
+namespace cpu {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("relu", {{"x", in.x}});
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const at::Tensor x_c = x.contiguous();
-  at::Tensor out = new_tensor(x, x.sizes(), x.scalar_type());
+  const Tensors<at::Tensor> contiguous{in.x.contiguous()};
+  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
-      x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
+      in.x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
         using out_t = scalar_t;
         // double where the input or the output is double; float for the rest, integers too.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const scalar_t* x_p = x_c.const_data_ptr<scalar_t>();
+        const Tensors<const scalar_t*> data{contiguous.x.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(x_p[i])));
+            out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(data.x[i])));
           }
         });
       }));
   return out;
 }
 
-at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x) {
-  check_tensors("relu_backward", {{"grad", grad}, {"x", x}});
+at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tensor&>& reads,
+                         const Scalars<double>& s) {
+  check_tensors("relu_backward", {{"grad", grad}, {"x", reads.x}});
   const at::Tensor grad_c = grad.contiguous();
-  const at::Tensor x_c = x.contiguous();
-  at::Tensor grad_x = new_tensor(grad, grad.sizes(), grad.scalar_type());
+  const GradReads<at::Tensor> contiguous{reads.x.contiguous()};
+  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(
       grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
         const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-        const scalar_t* x_p = x_c.const_data_ptr<scalar_t>();
-        scalar_t* grad_x_p = grad_x.mutable_data_ptr<scalar_t>();
+        const GradReads<const scalar_t*> data{contiguous.x.const_data_ptr<scalar_t>()};
+        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             const acc_t g = static_cast<acc_t>(grad_p[i]);
-            grad_x_p[i] = static_cast<scalar_t>(grad_wrt_x<acc_t>(g, static_cast<acc_t>(x_p[i])));
+            grads_p.x[i] =
+                static_cast<scalar_t>(grad_wrt_x<acc_t>(g, static_cast<acc_t>(data.x[i])));
           }
         });
       }));
-  return grad_x;
+  return grads.x;
 }
 
+}  // namespace cpu
+
 #ifdef WITH_CUDA
-at::Tensor forward_cuda_impl(const at::Tensor& x) {
-  check_tensors("relu", {{"x", x}});
+namespace cuda {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("relu", {{"x", in.x}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.
-  const c10::cuda::CUDAGuard device_guard(x.device());
+  const c10::cuda::CUDAGuard device_guard(in.x.device());
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const at::Tensor x_c = x.contiguous();
-  at::Tensor out = new_tensor(x, x.sizes(), x.scalar_type());
+  const Tensors<at::Tensor> contiguous{in.x.contiguous()};
+  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(x.scalar_type(), "relu_cuda", RELU_DISPATCH_CASES([&] {
-                       using out_t = scalar_t;
-                       C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(x_c),
-                                                   cuda_mutable_data<out_t>(out), n, stream));
-                     }));
+  AT_DISPATCH_SWITCH(
+      in.x.scalar_type(), "relu_cuda", RELU_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
+        C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
+      }));
   return out;
 }
 
-at::Tensor backward_cuda_impl(const at::Tensor& grad, const at::Tensor& x) {
-  check_tensors("relu_backward", {{"grad", grad}, {"x", x}});
+at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tensor&>& reads,
+                         const Scalars<double>& s) {
+  check_tensors("relu_backward", {{"grad", grad}, {"x", reads.x}});
   const c10::cuda::CUDAGuard device_guard(grad.device());
   const at::Tensor grad_c = grad.contiguous();
-  const at::Tensor x_c = x.contiguous();
-  at::Tensor grad_x = new_tensor(grad, grad.sizes(), grad.scalar_type());
+  const GradReads<at::Tensor> contiguous{reads.x.contiguous()};
+  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
-  if (n == 0) return grad_x;
+  if (n == 0) return grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
       grad.scalar_type(), "relu_backward_cuda", RELU_DISPATCH_CASES([&] {
-        C10_CUDA_CHECK(backward_cuda(cuda_data<scalar_t>(grad_c), cuda_data<scalar_t>(x_c),
-                                     cuda_mutable_data<scalar_t>(grad_x), n, stream));
+        const GradReads<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
+        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x)};
+        C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, grads_p, n, s, stream));
       }));
-  return grad_x;
+  return grads.x;
 }
+
+}  // namespace cuda
 #endif  // WITH_CUDA
 
+// The functions the dispatcher calls, with the arguments one by one in the schema's order.
+at::Tensor forward_cpu(const at::Tensor& x) { return cpu::forward_impl({x}, {}); }
+
+at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x) {
+  return cpu::backward_impl(grad, {x}, {});
+}
+
+#ifdef WITH_CUDA
+at::Tensor forward_cuda(const at::Tensor& x) { return cuda::forward_impl({x}, {}); }
+
+at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& x) {
+  return cuda::backward_impl(grad, {x}, {});
+}
+#endif  // WITH_CUDA
 }  // namespace
 
 TORCH_LIBRARY_IMPL(several_ops, CPU, m) {
@@ -213,8 +244,8 @@ TORCH_LIBRARY_IMPL(several_ops, CPU, m) {
 
 #ifdef WITH_CUDA
 TORCH_LIBRARY_IMPL(several_ops, CUDA, m) {
-  m.impl("relu", &forward_cuda_impl);
-  m.impl("relu_backward", &backward_cuda_impl);
+  m.impl("relu", &forward_cuda);
+  m.impl("relu_backward", &backward_cuda);
 }
 #endif
 

@@ -38,7 +38,7 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
     return _forward(a, x, b)
 
 
-def _check_tensors(op: str, **tensors: Tensor) -> None:
+def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     """The checks of check_tensors in csrc/fused_axpby.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():

@@ -30,4 +30,26 @@ TIMES_TWO_HOST_DEVICE acc_t grad_wrt_x(acc_t grad) {
   return 2 * grad;
 }
 
+// The arguments by name, for the kernels of csrc/times_two.cpp and
+// csrc/times_two_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V x;
+};
+
+template <typename V>
+struct Scalars {};
+
+// The tensors the gradient formulas read.
+template <typename V>
+struct GradReads {};
+
+// One gradient per differentiable input, named by the input.
+template <typename V>
+struct Grads {
+  V x;
+};
+
 }  // namespace times_two

@@ -98,6 +98,9 @@ template <typename scalar_t>
 typename CudaType<scalar_t>::type* cuda_mutable_data(at::Tensor& t) {
   return reinterpret_cast<typename CudaType<scalar_t>::type*>(t.mutable_data_ptr<scalar_t>());
 }
+
+template <typename scalar_t>
+using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
 // Every tensor argument must have a supported dtype and the dtype, device and shape of
@@ -119,96 +122,128 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 "; pass tensors of one shape (no broadcasting)");
   }
 }
-// Arguments in the schema's order: the dispatcher checks this signature against it.
-at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
-  check_tensors("vector_add", {{"a", a}, {"b", b}});
+// The kernels take the arguments in the structs of csrc/vector_add_math.h; the functions
+// registered at the end of this file pass them on.
+namespace cpu {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("vector_add", {{"a", in.a}, {"b", in.b}});
   // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const at::Tensor a_c = a.contiguous();
-  const at::Tensor b_c = b.contiguous();
-  at::Tensor out = new_tensor(a, a.sizes(), a.scalar_type());
+  const Tensors<at::Tensor> contiguous{in.a.contiguous(), in.b.contiguous()};
+  at::Tensor out = new_tensor(in.a, in.a.sizes(), in.a.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
-      a.scalar_type(), "vector_add_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
+      in.a.scalar_type(), "vector_add_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
         using out_t = scalar_t;
         // double where the input or the output is double; float for the rest, integers too.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const scalar_t* a_p = a_c.const_data_ptr<scalar_t>();
-        const scalar_t* b_p = b_c.const_data_ptr<scalar_t>();
+        const Tensors<const scalar_t*> data{contiguous.a.const_data_ptr<scalar_t>(),
+                                            contiguous.b.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             out_p[i] = static_cast<out_t>(
-                forward<acc_t>(static_cast<acc_t>(a_p[i]), static_cast<acc_t>(b_p[i])));
+                forward<acc_t>(static_cast<acc_t>(data.a[i]), static_cast<acc_t>(data.b[i])));
           }
         });
       }));
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad) {
+std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
+                                                 const GradReads<const at::Tensor&>& reads,
+                                                 const Scalars<double>& s) {
   check_tensors("vector_add_backward", {{"grad", grad}});
   const at::Tensor grad_c = grad.contiguous();
-  at::Tensor grad_a = new_tensor(grad, grad.sizes(), grad.scalar_type());
-  at::Tensor grad_b = new_tensor(grad, grad.sizes(), grad.scalar_type());
+  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type()),
+                          new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "vector_add_backward_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
                        using acc_t = at::opmath_type<scalar_t>;
                        const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-                       scalar_t* grad_a_p = grad_a.mutable_data_ptr<scalar_t>();
-                       scalar_t* grad_b_p = grad_b.mutable_data_ptr<scalar_t>();
+                       const Grads<scalar_t*> grads_p{grads.a.mutable_data_ptr<scalar_t>(),
+                                                      grads.b.mutable_data_ptr<scalar_t>()};
                        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
                          for (int64_t i = begin; i < end; ++i) {
                            const acc_t g = static_cast<acc_t>(grad_p[i]);
-                           grad_a_p[i] = static_cast<scalar_t>(grad_wrt_a<acc_t>(g));
-                           grad_b_p[i] = static_cast<scalar_t>(grad_wrt_b<acc_t>(g));
+                           grads_p.a[i] = static_cast<scalar_t>(grad_wrt_a<acc_t>(g));
+                           grads_p.b[i] = static_cast<scalar_t>(grad_wrt_b<acc_t>(g));
                          }
                        });
                      }));
-  return {grad_a, grad_b};
+  return {grads.a, grads.b};
 }
 
+}  // namespace cpu
+
 #ifdef WITH_CUDA
-at::Tensor forward_cuda_impl(const at::Tensor& a, const at::Tensor& b) {
-  check_tensors("vector_add", {{"a", a}, {"b", b}});
+namespace cuda {
+
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
+  check_tensors("vector_add", {{"a", in.a}, {"b", in.b}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.
-  const c10::cuda::CUDAGuard device_guard(a.device());
+  const c10::cuda::CUDAGuard device_guard(in.a.device());
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const at::Tensor a_c = a.contiguous();
-  const at::Tensor b_c = b.contiguous();
-  at::Tensor out = new_tensor(a, a.sizes(), a.scalar_type());
+  const Tensors<at::Tensor> contiguous{in.a.contiguous(), in.b.contiguous()};
+  at::Tensor out = new_tensor(in.a, in.a.sizes(), in.a.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
-      a.scalar_type(), "vector_add_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
+      in.a.scalar_type(), "vector_add_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        C10_CUDA_CHECK(forward_cuda(cuda_data<scalar_t>(a_c), cuda_data<scalar_t>(b_c),
-                                    cuda_mutable_data<out_t>(out), n, stream));
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.a),
+                                                        cuda_data<scalar_t>(contiguous.b)};
+        C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
       }));
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cuda_impl(const at::Tensor& grad) {
+std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
+                                                 const GradReads<const at::Tensor&>& reads,
+                                                 const Scalars<double>& s) {
   check_tensors("vector_add_backward", {{"grad", grad}});
   const c10::cuda::CUDAGuard device_guard(grad.device());
   const at::Tensor grad_c = grad.contiguous();
-  at::Tensor grad_a = new_tensor(grad, grad.sizes(), grad.scalar_type());
-  at::Tensor grad_b = new_tensor(grad, grad.sizes(), grad.scalar_type());
+  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type()),
+                          new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
-  if (n == 0) return {grad_a, grad_b};
+  if (n == 0) return {grads.a, grads.b};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(grad.scalar_type(), "vector_add_backward_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
-                       C10_CUDA_CHECK(backward_cuda(
-                           cuda_data<scalar_t>(grad_c), cuda_mutable_data<scalar_t>(grad_a),
-                           cuda_mutable_data<scalar_t>(grad_b), n, stream));
-                     }));
-  return {grad_a, grad_b};
+  AT_DISPATCH_SWITCH(
+      grad.scalar_type(), "vector_add_backward_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
+        const GradReads<const CudaScalar<scalar_t>*> data{};
+        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.a),
+                                                   cuda_mutable_data<scalar_t>(grads.b)};
+        C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, grads_p, n, s, stream));
+      }));
+  return {grads.a, grads.b};
 }
+
+}  // namespace cuda
 #endif  // WITH_CUDA
 
+// The functions the dispatcher calls, with the arguments one by one in the schema's order.
+at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
+  return cpu::forward_impl({a, b}, {});
+}
+
+std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad) {
+  return cpu::backward_impl(grad, {}, {});
+}
+
+#ifdef WITH_CUDA
+at::Tensor forward_cuda(const at::Tensor& a, const at::Tensor& b) {
+  return cuda::forward_impl({a, b}, {});
+}
+
+std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad) {
+  return cuda::backward_impl(grad, {}, {});
+}
+#endif  // WITH_CUDA
 }  // namespace
 
 TORCH_LIBRARY_IMPL(vector_add, CPU, m) {
@@ -218,8 +253,8 @@ TORCH_LIBRARY_IMPL(vector_add, CPU, m) {
 
 #ifdef WITH_CUDA
 TORCH_LIBRARY_IMPL(vector_add, CUDA, m) {
-  m.impl("vector_add", &forward_cuda_impl);
-  m.impl("vector_add_backward", &backward_cuda_impl);
+  m.impl("vector_add", &forward_cuda);
+  m.impl("vector_add_backward", &backward_cuda);
 }
 #endif
 

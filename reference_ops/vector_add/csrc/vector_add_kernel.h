@@ -12,18 +12,22 @@
 
 #include <cstdint>
 
+#include "vector_add_math.h"
+
 namespace vector_add {
 
 // The output element type for input element type T.
 template <typename T>
 using Out = T;
 
-// out[i] = forward(a[i], b[i])
+// out[i] = forward(in.a[i], in.b[i])
 template <typename T>
-cudaError_t forward_cuda(const T* a, const T* b, Out<T>* out, int64_t n, cudaStream_t stream);
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
 
-// grad_a[i], grad_b[i] = the gradients at element i, given grad[i]
+// grads.a[i], grads.b[i] = the gradients at element i, given grad[i]
 template <typename T>
-cudaError_t backward_cuda(const T* grad, T* grad_a, T* grad_b, int64_t n, cudaStream_t stream);
+cudaError_t launch_backward(const T* grad, GradReads<const T*> reads, Grads<T*> grads, int64_t n,
+                            Scalars<double> s, cudaStream_t stream);
 
 }  // namespace vector_add

@@ -36,4 +36,28 @@ VECTOR_ADD_HOST_DEVICE acc_t grad_wrt_b(acc_t grad) {
   return grad;
 }
 
+// The arguments by name, for the kernels of csrc/vector_add.cpp and
+// csrc/vector_add_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V a;
+  V b;
+};
+
+template <typename V>
+struct Scalars {};
+
+// The tensors the gradient formulas read.
+template <typename V>
+struct GradReads {};
+
+// One gradient per differentiable input, named by the input.
+template <typename V>
+struct Grads {
+  V a;
+  V b;
+};
+
 }  // namespace vector_add

@@ -37,7 +37,7 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
     return _forward(a, b)
 
 
-def _check_tensors(op: str, **tensors: Tensor) -> None:
+def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     """The checks of check_tensors in csrc/vector_add.cpp, for tensors without data."""
     first_name, first = next(iter(tensors.items()))
     for name, t in tensors.items():
