@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .kinds import KINDS
+from .kinds import KINDS, rowwise
 from .naming import name_problem
 from .spec import DTYPES, FLOAT_DTYPES, SpecError, check_dtypes, parse_dtypes
 
@@ -69,6 +69,11 @@ Examples:
   opgen new rgb_to_gray --defaults --kind pixel --signature "img: Tensor" --channels "r, g, b" \\
       --forward "0.299f * r + 0.587f * g + 0.114f * b" --dtypes uint8 --no-backward \\
       --reference "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]" --exact
+  opgen new rms_norm --defaults --kind rowwise --preset rmsnorm
+  opgen new l2_normalize --defaults --kind rowwise --signature "x: Tensor" \
+      --reductions "ss = sum(x * x)" --forward "x / sqrt(ss)" \
+      --reference "x / x.norm(dim=-1, keepdim=True)" \
+      --grad-reductions "gy = sum(grad * y)" --gradients "x: (grad - y * gy) / sqrt(ss)"
 """
 
 
@@ -93,6 +98,16 @@ def op_options(command):
                           "e.g. 'x: alpha * grad; mask: non_differentiable'."),
         click.option("--channels", metavar="NAMES",
                      help="Pixel ops: the channels of the image's last dimension, e.g. 'r, g, b'."),
+        click.option("--preset", type=click.Choice(list(rowwise.PRESETS)),
+                     help="Rowwise ops: every formula of a known op, editable later."),
+        click.option("--columns", metavar="NAMES",
+                     help="Rowwise ops: the per-column tensors, shape (N,), e.g. 'weight, bias'."),
+        click.option("--reductions", metavar="REDS",
+                     help="Rowwise ops: per-row reductions, ';'-separated, each 'name = op(expression)' "
+                          "with op sum, mean, max or min, e.g. 'm = max(x); z = sum(exp(x - m))'."),
+        click.option("--grad-reductions", metavar="REDS",
+                     help="Rowwise ops: the backward's per-row reductions, over grad and y (the output), "
+                          "e.g. 'gy = sum(grad * y)'."),
         click.option("--out-dtype", type=click.Choice(DTYPES),
                      help="The output's dtype (default: the inputs')."),
         click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd."),
@@ -109,7 +124,8 @@ def given_answers(options: dict) -> dict:
     if options["no_backward"] and options["gradients"] is not None:
         fail("--gradients and --no-backward contradict each other; drop one")
     given = {key: options[key] for key in ("kind", "signature", "forward", "reference", "gradients",
-                                           "channels", "out_dtype") if options[key] is not None}
+                                           "channels", "preset", "columns", "reductions",
+                                           "grad_reductions", "out_dtype") if options[key] is not None}
     if options["dtypes"] is not None:
         given["dtypes"] = parse_dtypes(options["dtypes"])
         try:
@@ -159,6 +175,9 @@ def new(name, output_dir, exact, inline, op_name, existing_ok, **options):
             exact = ask_on_the_terminal("exact", False, "must CPU and CUDA agree bit for bit?")
         op = collect_op(op_name or name, given, exact=exact,
                         ask=ask_on_the_terminal if interactive else None)
+        if inline and op["kind"] == "rowwise":
+            raise SpecError("--inline is not available for rowwise ops yet: their kernels share "
+                            "csrc/row_kernels.cuh, which the one file does not hold; drop --inline")
         record = project_record(name, [op], exact=exact)
         render_project(target, record, existing_ok=existing_ok,
                        finish=inline_file(record) if inline else None)

@@ -39,6 +39,9 @@ SANITIZED_TESTS = "cuda and (sizes_around or storage_offset or empty or gradient
 SMALL_LOG2, LARGE_LOG2 = 16, 28
 # And the sizes the performance goals name: a 4096×4096 image, a 512³ volume.
 GOAL_LOG2 = {"rgb_to_gray": [24], "normalize_volume": [27]}
+# Rowwise ops: the shapes (rows x n) and dtypes their goals name.
+ROWWISE_SHAPES = ["4096x4096", "32768x4096", "4096x16384", "8x131072"]
+ROWWISE_DTYPES = ["bfloat16", "float32"]
 
 
 START = time.monotonic()
@@ -120,14 +123,17 @@ def build_and_test(op: str, work: Path) -> dict:
     return result
 
 
-def benchmark(result: dict, work: Path, large_log2: int) -> None:
+def benchmark(result: dict, work: Path, large_log2: int, rowwise_shapes: list[str] = ROWWISE_SHAPES,
+              rowwise_dtypes: list[str] = ROWWISE_DTYPES) -> None:
     op, project = result["op"], work / result["op"]
     result["bench"] = {}
-    for dtype in result["dtypes"]:
+    rowwise = result["kind"] == "rowwise"
+    for dtype in [d for d in result["dtypes"] if not rowwise or d in rowwise_dtypes]:
         out_file = work / f"{op}_{dtype}.json"
         log2 = sorted({SMALL_LOG2, large_log2, *GOAL_LOG2.get(op, [])})
-        # matmul benchmarks its own sizes
-        sizes = [] if result["kind"] == "matmul" else ["--log2", *map(str, log2)]
+        # matmul benchmarks its own sizes; rowwise ops take shapes
+        sizes = ([] if result["kind"] == "matmul" else ["--shapes", *rowwise_shapes] if rowwise
+                 else ["--log2", *map(str, log2)])
         bench = run([sys.executable, f"benchmarks/bench_{op}.py", "--dtype", dtype, *sizes,
                      "--json", str(out_file)], project)
         if bench.returncode == 0:
@@ -173,7 +179,7 @@ def markdown(env: dict, results: list[dict]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        for dtype, rows in r.get("bench", {}).items() if r.get("kind") != "matmul" else ():
+        for dtype, rows in r.get("bench", {}).items() if r.get("kind") not in ("matmul", "rowwise") else ():
             if isinstance(rows, dict):
                 lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | |")
                 continue
@@ -182,7 +188,7 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"| {r['op']} | {dtype} | 2^{row['elements'].bit_length() - 1} | {row['op_us']:.1f} | "
                     f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['speedup_vs_eager']:.2f}x | "
                     f"{row['speedup_vs_compile']:.2f}x | {row['percent_of_copy']:.0f}% |")
-    with_backward = [(r, dtype, row) for r in results if r.get("kind") != "matmul"
+    with_backward = [(r, dtype, row) for r in results if r.get("kind") not in ("matmul", "rowwise")
                      for dtype, rows in r.get("bench", {}).items() if isinstance(rows, list)
                      for row in rows if "op_fwd_bwd_us" in row and row["elements"] == 1 << SMALL_LOG2]
     if with_backward:
@@ -221,6 +227,30 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"| {r['op']} | {dtype} | {'×'.join(map(str, row['shape']))} | {row['op_us']:.1f} | "
                     f"{row['cublas_us']:.1f} | {row['compile_us']:.1f} | {row['op_TFLOPs']:.2f} | "
                     f"{row['cublas_TFLOPs']:.2f} | {row['percent_of_cublas']:.0f}% |")
+    rowwise = [r for r in results if r.get("kind") == "rowwise"]
+    if rowwise:
+        lines += [
+            "",
+            "Rowwise ops: medians of ten calls back to back; % copy is the op's bandwidth (each row",
+            "tensor read once, the output written once) over a device copy's; fwd+bwd is a",
+            "forward and backward pass (torch.autograd.grad) of the op, of eager PyTorch and of",
+            "torch.compile.",
+            "",
+            "| op | dtype | rows×n | op µs | eager µs | compile µs | % copy | op fwd+bwd µs "
+            "| eager fwd+bwd µs | compile fwd+bwd µs |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+    for r in rowwise:
+        for dtype, rows in r.get("bench", {}).items():
+            if isinstance(rows, dict):
+                lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | | |")
+                continue
+            for row in rows:
+                lines.append(
+                    f"| {r['op']} | {dtype} | {'×'.join(map(str, row['shape']))} | {row['op_us']:.1f} | "
+                    f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['percent_of_copy']:.0f}% | "
+                    f"{row.get('op_fwd_bwd_us', float('nan')):.1f} | {row.get('eager_fwd_bwd_us', float('nan')):.1f} | "
+                    f"{row.get('compile_fwd_bwd_us', float('nan')):.1f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -231,6 +261,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REFERENCE_OPS, help="where to write the results")
     parser.add_argument("--merge", action="store_true",
                         help="keep the other ops' results already in OUT/results.json")
+    parser.add_argument("--rowwise-shapes", nargs="+", default=ROWWISE_SHAPES, metavar="ROWSxN",
+                        help=f"the rowwise ops' benchmark shapes (default {' '.join(ROWWISE_SHAPES)})")
+    parser.add_argument("--rowwise-dtypes", nargs="+", default=ROWWISE_DTYPES,
+                        help=f"the rowwise ops' benchmark dtypes (default {' '.join(ROWWISE_DTYPES)})")
     parser.add_argument("--large-log2", type=int, default=LARGE_LOG2,
                         help=f"the large benchmark size, log2 elements (default {LARGE_LOG2})")
     args = parser.parse_args()
@@ -243,7 +277,7 @@ def main() -> None:
         for result in results:
             # A project of several ops holds the kernels of the one-op projects: tested, not timed.
             if result.get("tests_ok") and result["ops"] == [result["op"]]:
-                benchmark(result, Path(tmp), args.large_log2)
+                benchmark(result, Path(tmp), args.large_log2, args.rowwise_shapes, args.rowwise_dtypes)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.merge and (args.out / "results.json").is_file():
         earlier = json.loads((args.out / "results.json").read_text())["ops"]

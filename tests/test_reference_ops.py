@@ -32,12 +32,19 @@ DOCUMENTED_CALLS = {
     "rgb_to_gray": ("img = torch.randint(0, 256, (4, 5, 3)).to(torch.uint8)", "rgb_to_gray(img)",
                     "(0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]).to(torch.uint8)"),
     "matmul": ("A, B = torch.randn(64, 33), torch.randn(33, 17)", "matmul(A, B)", "A @ B"),
+    # The rowwise ops match PyTorch's own.
+    "rms_norm": ("x, w = torch.randn(8, 300), torch.randn(300)", "rms_norm(x, w, 1e-6)",
+                 "torch.nn.functional.rms_norm(x, [300], w, 1e-6)"),
+    "layer_norm": ("x, w, b = torch.randn(8, 300), torch.randn(300), torch.randn(300)",
+                   "layer_norm(x, w, b, 1e-5)", "torch.nn.functional.layer_norm(x, [300], w, b, 1e-5)"),
+    "softmax": ("x = torch.randn(8, 300)", "softmax(x)", "torch.softmax(x, -1)"),
 }
 # The project that holds several of them in one package and library.
 SEVERAL = {"several_ops": [DOCUMENTED_CALLS[op] for op in ("relu", "fused_axpby", "matmul")]}
 # Integer results may truncate one below where the float expression rounds differently;
 # sums of products accumulate in another order than PyTorch's.
-TOLERANCES = {"rgb_to_gray": ", atol=1, rtol=0", "matmul": ", atol=1e-4, rtol=1e-4"}
+TOLERANCES = {"rgb_to_gray": ", atol=1, rtol=0", "matmul": ", atol=1e-4, rtol=1e-4",
+              **dict.fromkeys(["rms_norm", "layer_norm", "softmax"], ", atol=1e-5, rtol=1e-5")}
 
 
 def test_every_documented_op_is_here():
@@ -117,8 +124,10 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
 
 
 # What each kind's files must not talk about: the other kinds' concepts.
-FOREIGN_WORDS = {"elementwise": r"pixel|matmul|channel", "pixel": r"matmul|elementwise",
-                 "matmul": r"pixel|channel|elementwise|_math\.h"}
+FOREIGN_WORDS = {"elementwise": r"pixel|matmul|channel|rowwise|reduction",
+                 "pixel": r"matmul|elementwise|rowwise|reduction",
+                 "matmul": r"pixel|channel|elementwise|_math\.h|rowwise|reduction",
+                 "rowwise": r"pixel|matmul|channel|elementwise"}
 
 
 @pytest.mark.parametrize("op", DOCUMENTED_CALLS)  # projects of one op, so of one kind

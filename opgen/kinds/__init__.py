@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import elementwise, matmul, pixel
+from . import elementwise, matmul, pixel, rowwise
 
-KINDS: dict[str, ModuleType] = {module.NAME: module for module in (elementwise, pixel, matmul)}
+KINDS: dict[str, ModuleType] = {module.NAME: module for module in (elementwise, pixel, matmul, rowwise)}
 # Options some kind takes; a kind that does not take one refuses it with its reason.
 KIND_OPTIONS = frozenset().union(*(module.OPTIONS for module in KINDS.values()))

@@ -1,0 +1,255 @@
+"""rowwise: each row of the last dimension reduced (sum, max, min, mean), then mapped.
+
+An op of this kind reads row tensors (shape (..., N), one row at a time) and per-column
+tensors (shape (N,), such as a weight or a bias), computes per-row reductions of element
+expressions, each of which may use the ones before it, and writes one output element per
+input element from the element, the reductions, the row length `n` and float scalars.
+RMSNorm, LayerNorm, softmax and log-softmax are presets; their formulas stay editable.
+
+The backward has reductions of its own over `grad` and `y` (the output element): the
+gradient of a row tensor is an element expression over them; the gradient of a column
+tensor is an element expression summed over the rows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..spec import (
+    FLOAT_DTYPES,
+    MOST_ARGUMENTS,
+    NON_DIFFERENTIABLE,
+    SpecError,
+    check_cpp_expression,
+    check_python_expression,
+)
+
+NAME = "rowwise"
+SUMMARY = "per-row reductions over the last dimension, then one output per element (RMSNorm, softmax)"
+OPTIONS = frozenset({"preset", "columns", "reductions", "forward", "grad_reductions", "gradients"})
+REDUCE_OPS = ("sum", "mean", "max", "min")
+# Names the formulas of this kind give meaning to: the row length and, in the backward,
+# the incoming gradient and the output element.
+KIND_NAMES = ("n", "y", "grad")
+
+# Presets: every answer of the op but its name. The formulas are C++ over the arguments,
+# the reductions and n; the reference is PyTorch over the arguments.
+PRESETS: dict[str, dict[str, Any]] = {
+    "rmsnorm": {
+        "signature": "x: Tensor, weight: Tensor, eps: float = 1e-06",
+        "columns": "weight",
+        "reductions": "ms = mean(x * x)",
+        "forward": "x / sqrt(ms + eps) * weight",
+        "reference": "torch.nn.functional.rms_norm(x, [x.shape[-1]], weight, eps)",
+        "grad_reductions": "gx = mean(grad * weight * x)",
+        "gradients": "x: (grad * weight - x * gx / (ms + eps)) / sqrt(ms + eps); "
+                     "weight: grad * x / sqrt(ms + eps)",
+    },
+    "layernorm": {
+        "signature": "x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05",
+        "columns": "weight, bias",
+        "reductions": "mu = mean(x); var = mean((x - mu) * (x - mu))",
+        "forward": "(x - mu) / sqrt(var + eps) * weight + bias",
+        "reference": "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps)",
+        "grad_reductions": "g1 = mean(grad * weight); g2 = mean(grad * weight * (x - mu))",
+        "gradients": "x: (grad * weight - g1 - (x - mu) * g2 / (var + eps)) / sqrt(var + eps); "
+                     "weight: grad * (x - mu) / sqrt(var + eps); bias: grad",
+    },
+    "softmax": {
+        "signature": "x: Tensor",
+        "columns": "",
+        "reductions": "m = max(x); z = sum(exp(x - m))",
+        "forward": "exp(x - m) / z",
+        "reference": "torch.softmax(x, -1)",
+        "grad_reductions": "gy = sum(grad * y)",
+        "gradients": "x: y * (grad - gy)",
+    },
+    "log_softmax": {
+        "signature": "x: Tensor",
+        "columns": "",
+        "reductions": "m = max(x); z = sum(exp(x - m))",
+        "forward": "x - m - log(z)",
+        "reference": "torch.log_softmax(x, -1)",
+        "grad_reductions": "g = sum(grad)",
+        "gradients": "x: grad - exp(y) * g",
+    },
+}
+DEFAULTS: dict[str, Any] = {**PRESETS["rmsnorm"], "backward": True}
+
+
+def defaults(answers: dict[str, Any]) -> dict[str, Any]:
+    """The preset's answers where --preset is given, else rmsnorm's."""
+    preset = answers.get("preset")
+    return {**DEFAULTS, **PRESETS[preset]} if preset in PRESETS else DEFAULTS
+
+
+def parse_reductions(what: str, text: str, names: set[str],
+                     stages: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """'m = max(x); z = sum(exp(x - m))' -> [{name, op, expression, stage}], each checked over
+    `names` and the reductions before it.
+
+    A reduction's stage is one past the latest stage of the reductions it reads (0 when it
+    reads none): the CUDA kernels reduce a stage's reductions together, in one round.
+    `stages` gives the stages of names computed before these (the forward's reductions, for
+    the backward's); `y`, the output element, comes after all of them.
+    """
+    reductions: list[dict[str, Any]] = []
+    known = set(names)
+    stages = dict(stages or {})
+    if "y" in names:
+        stages["y"] = max(stages.values(), default=-1)
+    for piece in filter(str.strip, text.split(";")):
+        match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*=\s*([a-z]+)\s*\((.*)\)\s*", piece)
+        if not match or match.group(2) not in REDUCE_OPS or not _one_call(match.group(3)):
+            raise SpecError(f"{what}: {piece.strip()!r} needs the form 'name = op(expression)' with op one "
+                            f"of {', '.join(REDUCE_OPS)}, e.g. 'ms = mean(x * x)'")
+        name, op, expression = match.group(1), match.group(2), match.group(3).strip()
+        if name in known:
+            raise SpecError(f"{what}: {name!r} is already an argument, a reduction or one of "
+                            f"{', '.join(KIND_NAMES)}; name the reduction otherwise")
+        used = check_cpp_expression(f"{what} {name!r}", expression, known)
+        stage = 1 + max((stages[u] for u in used if u in stages), default=-1)
+        reductions.append({"name": name, "op": op, "expression": expression, "stage": stage})
+        stages[name] = stage
+        known.add(name)
+    return reductions
+
+
+def _one_call(inside: str) -> bool:
+    """Whether 'a) + sum(b' is not what sits between the outer parentheses."""
+    depth = 0
+    for c in inside:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def reductions_text(reductions: list[dict[str, str]]) -> str:
+    return "; ".join(f"{r['name']} = {r['op']}({r['expression']})" for r in reductions)
+
+
+def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
+           given: set[str]) -> dict[str, Any]:
+    preset = answers.get("preset")
+    if preset is not None and preset not in PRESETS:
+        raise SpecError(f"--preset {preset!r} is not one of {', '.join(PRESETS)}")
+    # Defaults for the formulas only where the signature is the preset's (or the default's).
+    base = defaults(answers)
+    if answers["signature"] != base["signature"]:
+        base = {}
+    for name in KIND_NAMES:
+        if name in {p["name"] for p in params}:
+            raise SpecError(f"--signature {answers['signature']!r}: argument {name!r} would hide {name}, "
+                            f"which rowwise formulas use ({', '.join(KIND_NAMES)}); rename it")
+    if any(d not in FLOAT_DTYPES for d in answers["dtypes"]):
+        raise SpecError(f"--dtypes {','.join(answers['dtypes'])}: rowwise ops support the floating "
+                        f"dtypes {', '.join(FLOAT_DTYPES)} only")
+    if answers["out_dtype"] != "same":
+        raise SpecError(f"--out-dtype {answers['out_dtype']}: rowwise ops output the inputs' dtype; "
+                        "drop --out-dtype")
+    if answers["exact"]:
+        raise SpecError("rowwise ops are not --exact: their CUDA kernels sum a row in another order "
+                        "than the CPU's; drop --exact")
+    tensors = [p["name"] for p in params if p["type"] == "Tensor"]
+    scalars = {p["name"] for p in params if p["type"] == "float"}
+
+    settle("columns", base.get("columns"), "the per-column tensors, shape (N,), e.g. 'weight, bias'")
+    columns = [c.strip() for c in (answers.get("columns") or "").split(",") if c.strip()]
+    for column in columns:
+        if column not in tensors:
+            raise SpecError(f"--columns {answers['columns']!r}: {column!r} is not a tensor argument of "
+                            f"the signature ({', '.join(tensors)})")
+    rows = [t for t in tensors if t not in columns]
+    if not rows:
+        raise SpecError(f"--columns {answers['columns']!r} names every tensor; a rowwise op needs a row "
+                        "tensor, shape (..., N)")
+
+    element_names = set(tensors) | scalars | {"n"}
+    settle("reductions", base.get("reductions"), "per-row reductions, e.g. 'ms = mean(x * x)'")
+    if "reductions" not in answers:
+        raise SpecError("--reductions is needed without --preset: e.g. 'ms = mean(x * x)', or pass "
+                        f"--preset ({', '.join(PRESETS)})")
+    reductions = parse_reductions("--reductions", answers["reductions"], element_names)
+    if not reductions:
+        raise SpecError("--reductions is empty; a rowwise op reduces each row at least once "
+                        "(an op without reductions is elementwise)")
+    forward_names = element_names | {r["name"] for r in reductions}
+    settle("forward", base.get("forward"), "C++ expression for one output element")
+    if "forward" not in answers:
+        raise SpecError("--forward is needed with --reductions: a C++ expression over the element, the "
+                        "reductions, n and the scalars")
+    check_cpp_expression("--forward", answers["forward"], forward_names)
+    settle("reference", base.get("reference"), "the same op as a PyTorch expression")
+    if "reference" not in answers:
+        raise SpecError("--reference is needed with your own formulas: the op in PyTorch over whole "
+                        "tensors, e.g. 'x / x.norm(dim=-1, keepdim=True)'")
+    check_python_expression("reference", answers["reference"], set(tensors) | scalars)
+
+    grad_reductions: list[dict[str, str]] = []
+    grads: list[dict[str, str]] = []
+    non_differentiable: list[str] = []
+    if answers["backward"]:
+        backward_names = forward_names | {"grad", "y"}
+        settle("grad_reductions", base.get("grad_reductions"),
+               "per-row reductions of the backward, over grad and y, e.g. 'gy = sum(grad * y)'")
+        grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
+                                           backward_names, {r["name"]: r["stage"] for r in reductions})
+        settle("gradients", base.get("gradients"),
+               "'input: C++ expression' per tensor input, ';'-separated")
+        if "gradients" not in answers:
+            raise SpecError("--gradients is needed with your own formulas: 'x: <expression over grad, y, "
+                            "the reductions>' per row tensor, 'weight: <expression summed over rows>' per "
+                            f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
+        names = backward_names | {r["name"] for r in grad_reductions}
+        grads, non_differentiable = _parse_gradients(answers["gradients"], tensors, names)
+        count = 1 + len(tensors) + len(scalars)
+        if count > MOST_ARGUMENTS:
+            raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
+                            f"arguments and a PyTorch op takes at most {MOST_ARGUMENTS}")
+    return {"preset": preset, "columns": columns, "reductions": reductions,
+            "forward": answers["forward"], "grad_reductions": grad_reductions,
+            "gradients": grads, "non_differentiable": non_differentiable}
+
+
+def _parse_gradients(text: str, tensors: list[str], names: set[str]) -> tuple[list[dict[str, str]], list[str]]:
+    grads, declared, non_differentiable = [], [], []
+    for piece in filter(str.strip, text.split(";")):
+        if ":" not in piece:
+            raise SpecError(f"--gradients: {piece.strip()!r} needs the form 'input: expression'")
+        name, expression = (part.strip() for part in piece.split(":", 1))
+        if name not in tensors:
+            raise SpecError(f"--gradients: {name!r} is not a tensor argument ({', '.join(tensors)})")
+        if name in declared:
+            raise SpecError(f"--gradients: {name!r} is given twice")
+        declared.append(name)
+        if expression == NON_DIFFERENTIABLE:
+            non_differentiable.append(name)
+            continue
+        check_cpp_expression(f"--gradients {name!r}", expression, names)
+        grads.append({"input": name, "formula": expression})
+    missing = [t for t in tensors if t not in declared]
+    if missing:
+        raise SpecError(f"--gradients {text.strip()!r} has no formula for {missing[0]!r}: give "
+                        f"'{missing[0]}: <expression>', or '{missing[0]}: {NON_DIFFERENTIABLE}'")
+    if not grads:
+        raise SpecError("--gradients: no input is differentiable; give one formula, or --no-backward")
+    grads.sort(key=lambda g: tensors.index(g["input"]))
+    non_differentiable.sort(key=tensors.index)
+    return grads, non_differentiable
+
+
+def options(record: dict[str, Any]) -> dict[str, Any]:
+    """The command-line answers of the fields settle() records."""
+    given: dict[str, Any] = {"columns": ", ".join(record["columns"]),
+                             "reductions": reductions_text(record["reductions"]),
+                             "forward": record["forward"]}
+    if record.get("preset"):
+        given["preset"] = record["preset"]
+    if record["gradients"]:
+        given["grad_reductions"] = reductions_text(record["grad_reductions"])
+        given["gradients"] = "; ".join(
+            [f"{g['input']}: {g['formula']}" for g in record["gradients"]]
+            + [f"{t}: {NON_DIFFERENTIABLE}" for t in record["non_differentiable"]])
+    return given

@@ -1,0 +1,206 @@
+// layer_norm_kernel.cu: the CUDA kernels of layer_norm, as specs of csrc/row_kernels.cuh.
+//
+// csrc/row_kernels.cuh holds the row kernels (a row held in registers, reduced by a warp,
+// a block or a cluster of blocks) and picks one for each shape; the specs below tell it
+// what layer_norm reduces and computes, by calling the formulas of csrc/layer_norm_math.h.
+// csrc/layer_norm.cpp checks the inputs, makes them contiguous, picks the dtype and passes
+// the current stream.
+#include <cstdint>
+
+#include "layer_norm_kernel.h"
+#include "row_kernels.cuh"
+
+namespace layer_norm {
+namespace {
+
+// The forward. In `e`: x the row tensors' elements (x), c the column
+// tensors' (weight, bias), s the scalars, n the row length, r the
+// reductions (mu, var).
+struct ForwardSpec {
+  template <class V>
+  using Scalars = layer_norm::Scalars<V>;
+  static constexpr int kRowIn = 1, kColIn = 2, kStatIn = 0;
+  static constexpr int kRed = 2, kStages = 2;
+  static constexpr int kRowOut = 1, kStatOut = 0, kColGrad = 0;
+  RK_HD static constexpr rowk::Red red_op(int j) {
+    return j == 0 ? rowk::Red::Sum : j == 1 ? rowk::Red::Sum : rowk::Red::Sum;
+  }
+  RK_HD static constexpr int red_stage(int j) { return j == 0 ? 0 : j == 1 ? 1 : 0; }
+  template <class E>
+  RK_DEV static auto red(int j, const E& e) {
+    using A = typename E::value_type;
+    if (j == 0) return reduce_mu<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n);
+    if (j == 1) return reduce_var<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0]);
+    return A(0);
+  }
+  template <class E>
+  RK_DEV static auto fin(int j, typename E::value_type v, const E& e) {
+    if (j == 0 || j == 1) return v / e.n;
+    return v;
+  }
+  template <class E>
+  RK_DEV static auto out(int, const E& e) {
+    using A = typename E::value_type;
+    return forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]);
+  }
+  template <class E>
+  RK_DEV static auto stat(int, const E&) {
+    return typename E::value_type(0);
+  }
+  template <class E>
+  RK_DEV static auto colgrad(int, const E&) {
+    return typename E::value_type(0);
+  }
+};
+
+// The backward: the forward's reductions again, then the backward's (g1, g2); x
+// holds the row tensors' elements and, last, grad's.
+struct BackwardSpec {
+  template <class V>
+  using Scalars = layer_norm::Scalars<V>;
+  static constexpr int kRowIn = 2, kColIn = 2, kStatIn = 0;
+  static constexpr int kRed = 4, kStages = 2;
+  static constexpr int kRowOut = 1, kStatOut = 0, kColGrad = 2;
+  RK_HD static constexpr rowk::Red red_op(int j) {
+    return j == 0   ? rowk::Red::Sum
+           : j == 1 ? rowk::Red::Sum
+           : j == 2 ? rowk::Red::Sum
+           : j == 3 ? rowk::Red::Sum
+                    : rowk::Red::Sum;
+  }
+  RK_HD static constexpr int red_stage(int j) {
+    return j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0 : j == 3 ? 1 : 0;
+  }
+  template <class E>
+  RK_DEV static auto red(int j, const E& e) {
+    using A = typename E::value_type;
+    if (j == 0) return reduce_mu<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n);
+    if (j == 1) return reduce_var<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0]);
+    if (j == 2)
+      return grad_reduce_g1<A>(e.x[1],
+                               forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
+                               e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]);
+    if (j == 3)
+      return grad_reduce_g2<A>(e.x[1],
+                               forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
+                               e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2]);
+    return A(0);
+  }
+  template <class E>
+  RK_DEV static auto fin(int j, typename E::value_type v, const E& e) {
+    if (j == 0 || j == 1 || j == 2 || j == 3) return v / e.n;
+    return v;
+  }
+  template <class E>
+  RK_DEV static auto out(int k, const E& e) {
+    using A = typename E::value_type;
+    if (k == 0)
+      return grad_wrt_x<A>(e.x[1], forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
+                           e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2], e.r[3]);
+    return A(0);
+  }
+  template <class E>
+  RK_DEV static auto stat(int, const E&) {
+    return typename E::value_type(0);
+  }
+  template <class E>
+  RK_DEV static auto colgrad(int k, const E& e) {
+    using A = typename E::value_type;
+    if (k == 0)
+      return grad_wrt_weight<A>(
+          e.x[1], forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]), e.x[0], e.c[0],
+          e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2], e.r[3]);
+    if (k == 1)
+      return grad_wrt_bias<A>(e.x[1],
+                              forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
+                              e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2], e.r[3]);
+    return A(0);
+  }
+};
+
+int current_device() {
+  int device = 0;
+  cudaGetDevice(&device);
+  return device;
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, int64_t rows,
+                           int64_t n, Scalars<double> s, cudaStream_t stream) {
+  rowk::RowProblem<ForwardSpec, T> problem;
+  problem.in[0] = in.x;
+  problem.in_stride[0] = n;
+  problem.col[0] = columns.weight;
+  problem.col[1] = columns.bias;
+  problem.out[0] = out;
+  problem.out_stride[0] = n;
+  problem.rows = rows;
+  problem.N = n;
+  problem.s = {rowk::acc_t<T>(s.eps)};
+  const rowk::Plan plan = rowk::plan_rows_cached<ForwardSpec, T>(rows, n, current_device());
+  return rowk::launch_rows<ForwardSpec, T>(problem, plan, nullptr, stream);
+}
+
+template <typename T>
+int64_t backward_workspace_bytes(int64_t rows, int64_t n) {
+  const rowk::Plan plan = rowk::plan_rows_cached<BackwardSpec, T>(rows, n, current_device());
+  return plan.status == cudaSuccess ? int64_t(plan.workspace_bytes) : -1;
+}
+
+template <typename T>
+cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
+                            RowGrads<T*> row_grads, ColumnGrads<T*> column_grads, int64_t rows,
+                            int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream) {
+  rowk::RowProblem<BackwardSpec, T> problem;
+  problem.in[0] = in.x;
+  problem.in_stride[0] = n;
+  problem.in[1] = grad;
+  problem.in_stride[1] = n;
+  problem.col[0] = columns.weight;
+  problem.col[1] = columns.bias;
+  problem.out[0] = row_grads.x;
+  problem.out_stride[0] = n;
+  problem.colgrad[0] = column_grads.weight;
+  problem.colgrad[1] = column_grads.bias;
+  problem.rows = rows;
+  problem.N = n;
+  problem.s = {rowk::acc_t<T>(s.eps)};
+  const rowk::Plan plan = rowk::plan_rows_cached<BackwardSpec, T>(rows, n, current_device());
+  return rowk::launch_rows<BackwardSpec, T>(problem, plan, workspace, stream);
+}
+
+// The dtypes this op was generated for.
+template cudaError_t launch_forward<float>(Rows<const float*>, Columns<const float*>, float*,
+                                           int64_t, int64_t, Scalars<double>, cudaStream_t);
+template int64_t backward_workspace_bytes<float>(int64_t, int64_t);
+template cudaError_t launch_backward<float>(const float*, Rows<const float*>, Columns<const float*>,
+                                            RowGrads<float*>, ColumnGrads<float*>, int64_t, int64_t,
+                                            Scalars<double>, void*, cudaStream_t);
+template cudaError_t launch_forward<double>(Rows<const double*>, Columns<const double*>, double*,
+                                            int64_t, int64_t, Scalars<double>, cudaStream_t);
+template int64_t backward_workspace_bytes<double>(int64_t, int64_t);
+template cudaError_t launch_backward<double>(const double*, Rows<const double*>,
+                                             Columns<const double*>, RowGrads<double*>,
+                                             ColumnGrads<double*>, int64_t, int64_t,
+                                             Scalars<double>, void*, cudaStream_t);
+template cudaError_t launch_forward<__half>(Rows<const __half*>, Columns<const __half*>, __half*,
+                                            int64_t, int64_t, Scalars<double>, cudaStream_t);
+template int64_t backward_workspace_bytes<__half>(int64_t, int64_t);
+template cudaError_t launch_backward<__half>(const __half*, Rows<const __half*>,
+                                             Columns<const __half*>, RowGrads<__half*>,
+                                             ColumnGrads<__half*>, int64_t, int64_t,
+                                             Scalars<double>, void*, cudaStream_t);
+template cudaError_t launch_forward<__nv_bfloat16>(Rows<const __nv_bfloat16*>,
+                                                   Columns<const __nv_bfloat16*>, __nv_bfloat16*,
+                                                   int64_t, int64_t, Scalars<double>, cudaStream_t);
+template int64_t backward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
+template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*,
+                                                    Rows<const __nv_bfloat16*>,
+                                                    Columns<const __nv_bfloat16*>,
+                                                    RowGrads<__nv_bfloat16*>,
+                                                    ColumnGrads<__nv_bfloat16*>, int64_t, int64_t,
+                                                    Scalars<double>, void*, cudaStream_t);
+
+}  // namespace layer_norm

@@ -1,0 +1,127 @@
+// layer_norm_math.h: the formulas of layer_norm, one element of a row at a time.
+//
+// This is the file to edit when the op should compute something else. Each row is
+// reduced by the reduce_* functions, in order (sum, mean, max or min over the row, as
+// the comment above each says); forward() then gives each output element. The CPU
+// kernel (csrc/layer_norm.cpp) and the CUDA kernels (csrc/layer_norm_kernel.cu) both
+// call these functions, so the two devices cannot drift apart. The backward
+// reduces each row again (the grad_reduce_* functions, over grad, the incoming gradient,
+// and y, the output element) and gives the gradient of each input element; the gradient
+// of a per-column tensor is summed over the rows.
+// x: the row's elements; weight, bias: the column's elements; n: the row
+// length. acc_t is float (double for float64 tensors).
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define LAYER_NORM_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define LAYER_NORM_HOST_DEVICE inline
+#endif
+
+namespace layer_norm {
+
+// mu = mean(x) over the row
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t reduce_mu(acc_t x, acc_t weight, acc_t bias, acc_t eps, acc_t n) {
+  return x;
+}
+
+// var = mean((x - mu) * (x - mu)) over the row
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t reduce_var(acc_t x, acc_t weight, acc_t bias, acc_t eps, acc_t n,
+                                        acc_t mu) {
+  return (x - mu) * (x - mu);
+}
+
+// One output element: (x - mu) / sqrt(var + eps) * weight + bias
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t forward(acc_t x, acc_t weight, acc_t bias, acc_t eps, acc_t n,
+                                     acc_t mu, acc_t var) {
+  return (x - mu) / sqrt(var + eps) * weight + bias;
+}
+
+// g1 = mean(grad * weight) over the row
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t grad_reduce_g1(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t bias,
+                                            acc_t eps, acc_t n, acc_t mu, acc_t var) {
+  return grad * weight;
+}
+
+// g2 = mean(grad * weight * (x - mu)) over the row
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t grad_reduce_g2(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t bias,
+                                            acc_t eps, acc_t n, acc_t mu, acc_t var, acc_t g1) {
+  return grad * weight * (x - mu);
+}
+
+// Gradient of the loss with respect to x, given grad = d(loss)/d(y).
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t bias,
+                                        acc_t eps, acc_t n, acc_t mu, acc_t var, acc_t g1,
+                                        acc_t g2) {
+  return (grad * weight - g1 - (x - mu) * g2 / (var + eps)) / sqrt(var + eps);
+}
+
+// Gradient of the loss with respect to weight (summed over the rows), given grad = d(loss)/d(y).
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t grad_wrt_weight(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t bias,
+                                             acc_t eps, acc_t n, acc_t mu, acc_t var, acc_t g1,
+                                             acc_t g2) {
+  return grad * (x - mu) / sqrt(var + eps);
+}
+
+// Gradient of the loss with respect to bias (summed over the rows), given grad = d(loss)/d(y).
+template <typename acc_t>
+LAYER_NORM_HOST_DEVICE acc_t grad_wrt_bias(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t bias,
+                                           acc_t eps, acc_t n, acc_t mu, acc_t var, acc_t g1,
+                                           acc_t g2) {
+  return grad;
+}
+
+// The arguments and the row's results by name, for the kernels of csrc/layer_norm.cpp
+// and csrc/layer_norm_kernel.cu: V is what each member holds (a pointer, a value, a
+// tensor). The kernels reach the arguments only through these members, so an argument
+// may be named like anything the kernels declare themselves.
+template <typename V>
+struct Rows {
+  V x;
+};
+
+template <typename V>
+struct Columns {
+  V weight;
+  V bias;
+};
+
+template <typename V>
+struct Scalars {
+  V eps;
+};
+
+template <typename V>
+struct Reductions {
+  V mu;
+  V var;
+};
+
+template <typename V>
+struct GradReductions {
+  V g1;
+  V g2;
+};
+
+// One gradient per differentiable row tensor, and per differentiable column tensor.
+template <typename V>
+struct RowGrads {
+  V x;
+};
+
+template <typename V>
+struct ColumnGrads {
+  V weight;
+  V bias;
+};
+
+}  // namespace layer_norm

@@ -1,0 +1,109 @@
+"""The Python API of layer_norm: a typed wrapper and fake kernels for tracing.
+
+The kernels are registered in C++ as torch.ops.layer_norm.layer_norm, in csrc/layer_norm.cpp.
+Autograd is registered in C++ too, in csrc/layer_norm_autograd.cpp.
+This module adds what torch.compile needs on top of them.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["layer_norm"]
+
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+
+# Looked up once: attribute access on torch.ops costs microseconds per call.
+_forward = torch.ops.layer_norm.layer_norm.default
+
+
+def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> Tensor:
+    """Per row (the last dimension) of x: mu = mean(x); var = mean((x - mu) * (x - mu)); then
+    each element is `(x - mu) / sqrt(var + eps) * weight + bias`, in one kernel.
+
+    Computed in float64 for float64 tensors, else in float32.
+
+    Args:
+        x: a tensor of float32, float64, float16, bfloat16 with at least one dimension, on
+            the CPU or a CUDA device.
+        weight: a tensor of shape (n,) for rows of n elements, with x's dtype
+            and device.
+        bias: a tensor of shape (n,) for rows of n elements, with x's dtype
+            and device.
+        eps: a float (default 1e-05).
+
+    Returns:
+        A new contiguous tensor with the shape, dtype and device of x.
+
+    Differentiable once with respect to x, weight, bias. Double backward raises.
+    """
+    return _forward(x, weight, bias, eps)
+
+
+def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor]) -> None:
+    """The checks of check_arguments in csrc/layer_norm.cpp, for tensors without data."""
+    first_name, first = next(iter(rows.items()))
+    torch._check(
+        first.dim() >= 1,
+        lambda: f"{op}: {first_name} has shape {list(first.shape)}; it needs a dimension of rows, "
+        "the last",
+    )
+    for name, t in rows.items():
+        torch._check(
+            t.dtype in SUPPORTED_DTYPES,
+            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+        )
+        torch._check(
+            t.dtype == first.dtype,
+            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype "
+            f"{first.dtype}",
+        )
+        torch._check(
+            t.device == first.device,
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+        )
+        torch._check(
+            t.shape == first.shape,
+            lambda name=name, t=t: f"{op}: {name} has shape {list(t.shape)} but {first_name} has "
+            f"shape {list(first.shape)}",
+        )
+    for name, t in columns.items():
+        torch._check(
+            t.dtype == first.dtype,
+            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype "
+            f"{first.dtype}",
+        )
+        torch._check(
+            t.device == first.device,
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+        )
+        torch._check(
+            t.dim() == 1 and t.shape[0] == first.shape[-1],
+            lambda name=name, t=t: f"{op}: {name} has shape {list(t.shape)} but the rows of "
+            f"{first_name} have {first.shape[-1]} elements",
+        )
+
+
+# Fake kernels: the output's metadata, computed without data, so that torch.compile and
+# torch.export can trace through the op. They must agree with the C++ kernels, which
+# return new contiguous tensors.
+@torch.library.register_fake("layer_norm::layer_norm")
+def _(x, weight, bias, eps=1e-05):
+    _check_arguments("layer_norm", {"x": x}, {"weight": weight, "bias": bias})
+    return x.new_empty(x.shape)
+
+
+@torch.library.register_fake("layer_norm::layer_norm_backward")
+def _(grad, x, weight, bias, eps):
+    _check_arguments("layer_norm_backward", {"grad": grad, "x": x}, {"weight": weight, "bias": bias})
+    return (
+        x.new_empty(x.shape),
+        weight.new_empty(weight.shape),
+        bias.new_empty(bias.shape),
+    )
+
+
+# Autograd is registered in C++ (csrc/layer_norm_autograd.cpp): the backward is a custom
+# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

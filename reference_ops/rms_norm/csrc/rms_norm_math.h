@@ -1,0 +1,98 @@
+// rms_norm_math.h: the formulas of rms_norm, one element of a row at a time.
+//
+// This is the file to edit when the op should compute something else. Each row is
+// reduced by the reduce_* functions, in order (sum, mean, max or min over the row, as
+// the comment above each says); forward() then gives each output element. The CPU
+// kernel (csrc/rms_norm.cpp) and the CUDA kernels (csrc/rms_norm_kernel.cu) both
+// call these functions, so the two devices cannot drift apart. The backward
+// reduces each row again (the grad_reduce_* functions, over grad, the incoming gradient,
+// and y, the output element) and gives the gradient of each input element; the gradient
+// of a per-column tensor is summed over the rows.
+// x: the row's elements; weight: the column's elements; n: the row
+// length. acc_t is float (double for float64 tensors).
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define RMS_NORM_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define RMS_NORM_HOST_DEVICE inline
+#endif
+
+namespace rms_norm {
+
+// ms = mean(x * x) over the row
+template <typename acc_t>
+RMS_NORM_HOST_DEVICE acc_t reduce_ms(acc_t x, acc_t weight, acc_t eps, acc_t n) {
+  return x * x;
+}
+
+// One output element: x / sqrt(ms + eps) * weight
+template <typename acc_t>
+RMS_NORM_HOST_DEVICE acc_t forward(acc_t x, acc_t weight, acc_t eps, acc_t n, acc_t ms) {
+  return x / sqrt(ms + eps) * weight;
+}
+
+// gx = mean(grad * weight * x) over the row
+template <typename acc_t>
+RMS_NORM_HOST_DEVICE acc_t grad_reduce_gx(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t eps,
+                                          acc_t n, acc_t ms) {
+  return grad * weight * x;
+}
+
+// Gradient of the loss with respect to x, given grad = d(loss)/d(y).
+template <typename acc_t>
+RMS_NORM_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t eps,
+                                      acc_t n, acc_t ms, acc_t gx) {
+  return (grad * weight - x * gx / (ms + eps)) / sqrt(ms + eps);
+}
+
+// Gradient of the loss with respect to weight (summed over the rows), given grad = d(loss)/d(y).
+template <typename acc_t>
+RMS_NORM_HOST_DEVICE acc_t grad_wrt_weight(acc_t grad, acc_t y, acc_t x, acc_t weight, acc_t eps,
+                                           acc_t n, acc_t ms, acc_t gx) {
+  return grad * x / sqrt(ms + eps);
+}
+
+// The arguments and the row's results by name, for the kernels of csrc/rms_norm.cpp
+// and csrc/rms_norm_kernel.cu: V is what each member holds (a pointer, a value, a
+// tensor). The kernels reach the arguments only through these members, so an argument
+// may be named like anything the kernels declare themselves.
+template <typename V>
+struct Rows {
+  V x;
+};
+
+template <typename V>
+struct Columns {
+  V weight;
+};
+
+template <typename V>
+struct Scalars {
+  V eps;
+};
+
+template <typename V>
+struct Reductions {
+  V ms;
+};
+
+template <typename V>
+struct GradReductions {
+  V gx;
+};
+
+// One gradient per differentiable row tensor, and per differentiable column tensor.
+template <typename V>
+struct RowGrads {
+  V x;
+};
+
+template <typename V>
+struct ColumnGrads {
+  V weight;
+};
+
+}  // namespace rms_norm

@@ -1,0 +1,164 @@
+
+"""Benchmark softmax against eager PyTorch, torch.compile and a plain copy.
+
+    python benchmarks/bench_softmax.py                 # CUDA if visible, else CPU
+    python benchmarks/bench_softmax.py --dtype bfloat16 --shapes 4096x4096 8x131072
+
+For each shape (rows x n): the median time of the op, of the same op in eager PyTorch
+(softmax/softmax_reference.py), of that under torch.compile, and of a plain
+device-to-device copy of the rows, which sets the bandwidth ceiling. GB/s counts the
+bytes the op must move (each row tensor read once, the output written once); "% copy" is
+that bandwidth over the copy's, measured in the same run. Also a forward and backward pass (torch.autograd.grad)
+of the op and of eager PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import time
+
+import torch
+
+from softmax import softmax as op
+from softmax.softmax_reference import reference
+
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+
+
+def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
+              min_reps: int = 10) -> float:
+    """Median time of one call of fn, in microseconds, after a warm-up.
+
+    Each sample times `calls` calls back to back and divides by `calls`. On CUDA with
+    events on the current stream, so only device time between the two events counts; on
+    the CPU with a wall clock.
+    """
+    for _ in range(3):
+        fn()
+    times = []
+    started = time.perf_counter()
+    while len(times) < min_reps or time.perf_counter() - started < min_seconds:
+        if device == "cuda":
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            for _ in range(calls):
+                fn()
+            end.record()
+            end.synchronize()
+            times.append(begin.elapsed_time(end) * 1e3 / calls)
+        else:
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e6 / calls)
+        if len(times) >= 1000:
+            break
+    return statistics.median(times)
+
+
+def device_name(device: str) -> str:
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(torch.device(device))
+    return "cpu"
+
+
+def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
+    with open(path, "w") as f:
+        json.dump({
+            "op": "softmax",
+            "dtype": dtype,
+            "device": device_name(device),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "date": datetime.date.today().isoformat(),
+            "rows": rows,
+        }, f, indent=2)
+
+
+ROW_ARGS = ["x"]
+COLUMN_ARGS = []
+SCALARS = {}
+GRAD_ARGS = ["x"]
+DEFAULT_SHAPES = ["4096x4096", "32768x4096", "4096x16384", "8x131072"]
+
+
+def bench_shape(rows: int, n: int, dtype: torch.dtype, device: str) -> dict:
+    inputs = {name: torch.randn((rows, n) if name in ROW_ARGS else (n,), dtype=dtype, device=device)
+              for name in ROW_ARGS + COLUMN_ARGS}
+    first = inputs[ROW_ARGS[0]]
+    copied = torch.empty_like(first)
+    torch._dynamo.reset()  # a fresh compile per shape, never a recompile limit
+    compiled = torch.compile(reference, fullgraph=True)
+    calls = 10
+    times = {
+        "op": median_us(lambda: op(**inputs, **SCALARS), device, calls),
+        "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
+        "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
+        "copy": median_us(lambda: copied.copy_(first), device, calls),
+    }
+    leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
+    differentiable = [leaves[name] for name in GRAD_ARGS]
+    grad_out = torch.randn_like(first)
+
+    def forward_backward(fn):
+        return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
+
+    times["op_fwd_bwd"] = median_us(forward_backward(op), device, calls)
+    times["eager_fwd_bwd"] = median_us(forward_backward(reference), device, calls)
+    times["compile_fwd_bwd"] = median_us(forward_backward(compiled), device, calls)
+    op_bytes = (len(ROW_ARGS) + 1) * first.numel() * first.element_size()
+    copy_bytes = 2 * first.numel() * first.element_size()
+    op_gbps = op_bytes / times["op"] / 1e3
+    copy_gbps = copy_bytes / times["copy"] / 1e3
+    return {
+        "shape": [rows, n],
+        **{f"{k}_us": round(v, 3) for k, v in times.items()},
+        "op_GBps": round(op_gbps, 1),
+        "copy_GBps": round(copy_gbps, 1),
+        "percent_of_copy": round(100 * op_gbps / copy_gbps, 1),
+        "speedup_vs_eager": round(times["eager"] / times["op"], 3),
+        "speedup_vs_compile": round(times["compile"] / times["op"], 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--shapes", nargs="+", metavar="ROWSxN",
+                        help=f"shapes (default {' '.join(DEFAULT_SHAPES)} on CUDA, 1024x1024 on the CPU)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    args = parser.parse_args()
+    device_type = torch.device(args.device).type
+    shapes = args.shapes or (DEFAULT_SHAPES if device_type == "cuda" else ["1024x1024"])
+    dtype = DTYPES[args.dtype]
+
+    results = []
+    print(f"softmax {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    print(f"{'shape':>12} {'op us':>10} {'eager us':>10} {'compile us':>10} {'copy us':>10} "
+          f"{'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
+    for shape in shapes:
+        rows, n = (int(v) for v in shape.lower().split("x"))
+        row = bench_shape(rows, n, dtype, device_type)
+        results.append(row)
+        print(f"{shape:>12} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+              f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+              f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+              f"{row['speedup_vs_compile']:>9.2f}"
+              f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
+              f"compile {row['compile_fwd_bwd_us']:.2f}",
+              flush=True)
+    if args.json:
+        write_json(args.json, args.dtype, args.device, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+// softmax_math.h: the formulas of softmax, one element of a row at a time.
+//
+// This is the file to edit when the op should compute something else. Each row is
+// reduced by the reduce_* functions, in order (sum, mean, max or min over the row, as
+// the comment above each says); forward() then gives each output element. The CPU
+// kernel (csrc/softmax.cpp) and the CUDA kernels (csrc/softmax_kernel.cu) both
+// call these functions, so the two devices cannot drift apart. The backward
+// reduces each row again (the grad_reduce_* functions, over grad, the incoming gradient,
+// and y, the output element) and gives the gradient of each input element; the gradient
+// of a per-column tensor is summed over the rows.
+// x: the row's elements; n: the row
+// length. acc_t is float (double for float64 tensors).
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define SOFTMAX_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define SOFTMAX_HOST_DEVICE inline
+#endif
+
+namespace softmax {
+
+// m = max(x) over the row
+template <typename acc_t>
+SOFTMAX_HOST_DEVICE acc_t reduce_m(acc_t x, acc_t n) {
+  return x;
+}
+
+// z = sum(exp(x - m)) over the row
+template <typename acc_t>
+SOFTMAX_HOST_DEVICE acc_t reduce_z(acc_t x, acc_t n, acc_t m) {
+  return exp(x - m);
+}
+
+// One output element: exp(x - m) / z
+template <typename acc_t>
+SOFTMAX_HOST_DEVICE acc_t forward(acc_t x, acc_t n, acc_t m, acc_t z) {
+  return exp(x - m) / z;
+}
+
+// gy = sum(grad * y) over the row
+template <typename acc_t>
+SOFTMAX_HOST_DEVICE acc_t grad_reduce_gy(acc_t grad, acc_t y, acc_t x, acc_t n, acc_t m, acc_t z) {
+  return grad * y;
+}
+
+// Gradient of the loss with respect to x, given grad = d(loss)/d(y).
+template <typename acc_t>
+SOFTMAX_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t y, acc_t x, acc_t n, acc_t m, acc_t z,
+                                     acc_t gy) {
+  return y * (grad - gy);
+}
+
+// The arguments and the row's results by name, for the kernels of csrc/softmax.cpp
+// and csrc/softmax_kernel.cu: V is what each member holds (a pointer, a value, a
+// tensor). The kernels reach the arguments only through these members, so an argument
+// may be named like anything the kernels declare themselves.
+template <typename V>
+struct Rows {
+  V x;
+};
+
+template <typename V>
+struct Columns {};
+
+template <typename V>
+struct Scalars {};
+
+template <typename V>
+struct Reductions {
+  V m;
+  V z;
+};
+
+template <typename V>
+struct GradReductions {
+  V gy;
+};
+
+// One gradient per differentiable row tensor, and per differentiable column tensor.
+template <typename V>
+struct RowGrads {
+  V x;
+};
+
+template <typename V>
+struct ColumnGrads {};
+
+}  // namespace softmax

@@ -1,0 +1,290 @@
+"""Tests of softmax on every available device and every supported dtype.
+
+Values are checked against a PyTorch reference evaluated in float64, gradients against
+autograd of that reference and gradcheck, the registration with torch.library.opcheck,
+and torch.compile against eager. If the op is defined only on part of the real line
+(log, sqrt, ...), edit make_inputs().
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor
+
+from softmax import WITH_CUDA
+from softmax import softmax as op
+from softmax.softmax_reference import reference
+
+from .conftest import DEVICES, MIXED_DEVICES, TOLERANCES, needs_cuda
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+# Tensors holding rows (shape (..., n)) and per-column tensors (shape (n,)).
+ROW_ARGS = ["x"]
+COLUMN_ARGS = []
+# Every tensor argument, in the schema's order.
+TENSOR_ARGS = ["x"]
+# The float arguments' values in every test.
+SCALARS = {}
+GRAD_ARGS = ["x"]
+# A reduction over a row adds a rounding per element, which moves every output of the row
+# alike: besides the tolerances of one element (conftest.TOLERANCES), outputs may differ
+# from the float64 reference by these fractions of the largest output, and gradients
+# (sums of products that partly cancel) by these fractions of the largest gradient.
+ROW_TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}
+GRAD_TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
+
+
+def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
+    """Random arguments for rows of `shape` (the last dimension is the row)."""
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    inputs = {}
+    for name in ROW_ARGS + COLUMN_ARGS:
+        t = torch.randn(shape if name in ROW_ARGS else shape[-1:], dtype=torch.float64)
+        if name in COLUMN_ARGS:
+            t = t + 1.0  # weights and biases near 1, as models start them
+        inputs[name] = t.to(dtype=dtype, device=device)
+        inputs[name].requires_grad_(requires_grad and name in GRAD_ARGS)
+    return inputs
+
+
+def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
+    """The reference on the same (rounded) input values, computed in float64."""
+    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS)
+
+
+def positional(inputs: dict[str, Tensor]) -> tuple:
+    """The arguments in the schema's order, for calling torch.ops directly."""
+    values = {**inputs, **SCALARS}
+    return tuple(values[name] for name in ["x"])
+
+
+def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
+    first = inputs[ROW_ARGS[0]]
+    assert out.shape == first.shape and out.device == first.device and out.dtype == first.dtype
+    expected = float64_reference(inputs)
+    scale = ROW_TOLERANCES[out.dtype] * (expected.abs().max().item() if expected.numel() else 0)
+    torch.testing.assert_close(out.double(), expected, rtol=TOLERANCES[out.dtype]["rtol"],
+                               atol=TOLERANCES[out.dtype]["atol"] + scale)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (7,), (3, 8), (5, 300), (2, 3, 4099), (4, 1, 33)], ids=str)
+def test_matches_float64_reference(device, dtype, shape):
+    inputs = make_inputs(shape, dtype, device)
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_lengths_around_the_kernels_sizes(device, dtype):
+    # The CUDA kernels hold a row in a warp, a block or a cluster of blocks, 16 bytes per
+    # load, and fall back to element loads when a row's length breaks 16-byte alignment.
+    for n in [2, 9, 31, 33, 255, 257, 1000, 1025, 2049, 8191, 16384, 40000]:
+        inputs = make_inputs((3, n), dtype, device)
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_few_long_rows(device):
+    # Few rows leave most of a GPU idle unless a row is split over several blocks.
+    inputs = make_inputs((2, 131072), DTYPES[0], device)
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0, 7), (3, 0), (0,), (2, 0, 5)], ids=str)
+def test_empty_tensors(device, shape):
+    inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
+    out = op(**inputs, **SCALARS)
+    assert out.shape == shape and out.dtype == DTYPES[0]
+    grads = torch.autograd.grad(out.sum(), [inputs[name] for name in GRAD_ARGS], allow_unused=True)
+    for name, g in zip(GRAD_ARGS, grads):
+        assert g.shape == inputs[name].shape, name
+        assert not g.abs().sum(), name  # no rows: every column's sum is zero
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_non_contiguous_inputs(device, dtype):
+    big = make_inputs((66, 130), dtype, device)
+    for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
+        inputs = {k: view(big[k]) for k in ROW_ARGS}
+        n = inputs[ROW_ARGS[0]].shape[-1]
+        # Column tensors: every other element of a longer one.
+        inputs.update({k: big[k].repeat(2)[: 2 * n : 2] for k in COLUMN_ARGS})
+        assert not inputs[ROW_ARGS[0]].is_contiguous()
+        out = op(**inputs, **SCALARS)
+        assert out.is_contiguous()
+        assert_matches_reference(inputs, out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_views_with_a_storage_offset(device, dtype):
+    # Offsets that break 16-byte alignment send the CUDA kernels down the element path.
+    base = make_inputs((4 * 1024 + 8,), dtype, device)
+    for offset in (1, 2, 3, 8):
+        inputs = {k: v[offset:offset + 4 * 1024].view(4, 1024) if k in ROW_ARGS else v[offset:offset + 1024]
+                  for k, v in base.items()}
+        assert inputs[ROW_ARGS[0]].storage_offset() == offset
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+def test_meta_tensors_give_the_output_shape_and_dtype():
+    # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
+    # as it does when torch.compile traces the op.
+    inputs = make_inputs((4, 5), DTYPES[0], "meta")
+    out = op(**inputs, **SCALARS)
+    assert out.device.type == "meta" and out.shape == (4, 5) and out.dtype == DTYPES[0]
+
+
+@pytest.mark.parametrize("device", DEVICES + ["meta"])
+def test_bad_arguments_are_refused_naming_them(device):
+    inputs = make_inputs((4, 6), DTYPES[0], device)
+    first = ROW_ARGS[0]
+    with pytest.raises(RuntimeError, match=f"softmax: {first} has shape \\[\\]; it needs a dimension of rows"):
+        op(**{**inputs, first: inputs[first][0, 0]}, **SCALARS)
+    with pytest.raises(RuntimeError, match=f"softmax: {first} has dtype torch.int32; supported dtypes are"):
+        op(**{**inputs, first: inputs[first].int()}, **SCALARS)
+    for name in ROW_ARGS[1:]:
+        with pytest.raises(RuntimeError, match=f"softmax: {name} has shape \\[4, 5\\] but {first} has shape \\[4, 6\\]"):
+            op(**{**inputs, name: inputs[name][:, :5]}, **SCALARS)
+    for name in COLUMN_ARGS:
+        with pytest.raises(RuntimeError, match=f"softmax: {name} has shape \\[5\\] but the rows of {first} have 6 elements"):
+            op(**{**inputs, name: inputs[name][:5]}, **SCALARS)
+        other = torch.float64 if DTYPES[0] != torch.float64 else torch.float32
+        with pytest.raises(RuntimeError, match=f"softmax: {name} has dtype {other}"):
+            op(**{**inputs, name: inputs[name].to(other)}, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
+    inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=True)
+    torch.library.opcheck(torch.ops.softmax.softmax.default, positional(inputs))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph_matches_eager(device):
+    def loss(**inputs):
+        return (op(**inputs, **SCALARS) * torch.arange(inputs[ROW_ARGS[0]].shape[-1], device=device)).sum()
+
+    inputs = make_inputs((8, 100), DTYPES[0], device, requires_grad=True)
+    torch._dynamo.reset()
+    # fullgraph=True fails on any graph break: the op must trace as one node.
+    compiled = torch.compile(loss, fullgraph=True)
+    tolerance = TOLERANCES[DTYPES[0]]
+    torch.testing.assert_close(compiled(**inputs), loss(**inputs), **tolerance)
+    grads = [inputs[name] for name in GRAD_ARGS]
+    expected = torch.autograd.grad(loss(**inputs), grads)
+    actual = torch.autograd.grad(compiled(**inputs), grads)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e, **tolerance)
+
+
+def expected_gradients(inputs: dict[str, Tensor], grad_out: Tensor) -> list[Tensor]:
+    """Autograd of the reference in float64 on the same (rounded) values."""
+    inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
+    out = reference(**inputs64, **SCALARS)
+    return list(torch.autograd.grad(out, [inputs64[name] for name in GRAD_ARGS], grad_out.double()))
+
+
+def assert_gradients_match(inputs: dict[str, Tensor], grad_out: Tensor, actual) -> None:
+    for name, a, e in zip(GRAD_ARGS, actual, expected_gradients(inputs, grad_out)):
+        assert a.dtype == inputs[name].dtype and a.shape == inputs[name].shape, name
+        scale = GRAD_TOLERANCES[a.dtype] * (e.abs().max().item() + 1e-3)
+        torch.testing.assert_close(a.double(), e, rtol=0, atol=scale,
+                                   msg=lambda m, name=name: f"gradient of {name}: {m}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 257), (2, 2, 64), (1000, 8), (3, 4099)], ids=str)
+def test_gradients_match_float64_reference(device, dtype, shape):
+    inputs = make_inputs(shape, dtype, device, requires_grad=True)
+    out = op(**inputs, **SCALARS)
+    grad_out = torch.randn_like(out)
+    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    assert_gradients_match(inputs, grad_out, actual)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_of_few_long_rows(device):
+    inputs = make_inputs((2, 131072), DTYPES[0], device, requires_grad=True)
+    out = op(**inputs, **SCALARS)
+    grad_out = torch.randn_like(out)
+    assert_gradients_match(inputs, grad_out, torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_are_deterministic(device):
+    # Column gradients are sums over the rows, taken in a fixed order: the same bits on
+    # every run, as torch.use_deterministic_algorithms expects.
+    inputs = make_inputs((3000, 64), DTYPES[0], device, requires_grad=True)
+    grad_out = torch.randn_like(inputs[ROW_ARGS[0]])
+    wrt = [inputs[name] for name in GRAD_ARGS]
+    first = torch.autograd.grad(op(**inputs, **SCALARS), wrt, grad_out)
+    for _ in range(3):
+        again = torch.autograd.grad(op(**inputs, **SCALARS), wrt, grad_out)
+        assert all(torch.equal(a, b) for a, b in zip(first, again))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_backward_with_a_non_contiguous_gradient(device):
+    inputs = make_inputs((4, 6), DTYPES[0], device, requires_grad=True)
+    # Multiplying by a broadcast row sends back a gradient with zero strides.
+    out = op(**inputs, **SCALARS)
+    grad_out = torch.randn(6, dtype=out.dtype, device=device).expand(4, 6)
+    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    assert_gradients_match(inputs, grad_out, actual)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_double_backward_raises_instead_of_returning_zeros(device):
+    # The backward op has no derivative of its own: differentiating it (hessian,
+    # gradgradcheck, create_graph=True) must raise, never give zeros.
+    inputs = make_inputs((4, 5), DTYPES[0], device, requires_grad=True)
+    wrt = [inputs[name] for name in GRAD_ARGS]
+    out = op(**inputs, **SCALARS)
+    grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
+    with pytest.raises(RuntimeError, match="softmax is differentiable once"):
+        torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradcheck(device):
+    # The backward kernels against finite differences of the forward kernels, in float64.
+    inputs = make_inputs((4, 5), torch.float64, device, requires_grad=True)
+
+    def f(*tensors):
+        return op(**dict(zip(inputs, tensors)), **SCALARS)
+
+    assert torch.autograd.gradcheck(f, tuple(inputs.values()))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_backward_op(device):
+    inputs = make_inputs((5, 7), DTYPES[0], device)
+    grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
+    args = (grad, *[inputs[name] for name in TENSOR_ARGS], *SCALARS.values())
+    torch.library.opcheck(torch.ops.softmax.softmax_backward.default, args)
+
+
+@needs_cuda
+def test_more_than_2_to_the_31_elements():
+    # 64-bit indexing: the last rows of a tensor past 2^31 elements are computed too.
+    dtype = min(DTYPES, key=lambda d: d.itemsize)
+    n = 4096
+    rows = (1 << 31) // n + 3
+    free, _ = torch.cuda.mem_get_info()
+    if free < (len(ROW_ARGS) + 2) * rows * n * dtype.itemsize:
+        pytest.skip("needs a CUDA GPU with room for the rows, the output and a copy")
+    inputs = make_inputs((1, n), dtype, "cuda")
+    for name in ROW_ARGS:
+        inputs[name] = torch.randn(rows, n, device="cuda", dtype=dtype)
+    out = op(**inputs, **SCALARS)
+    tail = {k: v[-5:] if k in ROW_ARGS else v for k, v in inputs.items()}
+    assert_matches_reference(tail, out[-5:])

@@ -1,0 +1,122 @@
+"""The rowwise kind: its answers, its refusals, and generated tests that catch wrong kernels.
+
+The presets (rms_norm, layer_norm, softmax) are built and tested as reference_ops; here,
+ops of one's own formulas.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from opgen.answers import collect_op, options_of
+from opgen.cli import main
+from opgen.kinds import rowwise
+from opgen.spec import SpecError
+
+from .conftest import failed_tests, pip_install, run_project_tests
+
+L2 = {"kind": "rowwise", "signature": "x: Tensor", "reductions": "ss = sum(x * x)",
+      "forward": "x / sqrt(ss)", "reference": "x / x.norm(dim=-1, keepdim=True)",
+      "grad_reductions": "gy = sum(grad * y)", "gradients": "x: (grad - y * gy) / sqrt(ss)"}
+
+
+@pytest.mark.parametrize("preset", sorted(rowwise.PRESETS))
+def test_every_preset_needs_no_formula_and_reads_back_the_same(preset):
+    record = collect_op("op", {"kind": "rowwise", "preset": preset})
+    assert record["reductions"] and record["gradients"]
+    # What the answers file records gives the same op back (opgen regen, add, update).
+    assert collect_op("op", options_of(record)) == record
+
+
+def test_reduction_stages_follow_what_each_reads():
+    # The CUDA kernels reduce a stage's reductions in one round: a reduction comes after
+    # those it reads, and one reading y (the output) after all of the forward's.
+    record = collect_op("op", {"kind": "rowwise", "preset": "layernorm"})
+    assert [(r["name"], r["stage"]) for r in record["reductions"]] == [("mu", 0), ("var", 1)]
+    assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("g1", 0), ("g2", 1)]
+    record = collect_op("op", {"kind": "rowwise", "preset": "softmax"})
+    assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("gy", 2)]
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"reductions": "ss = total(x * x)"}, "needs the form 'name = op(expression)' with op one of sum"),
+    ({"reductions": "ss = sum(x) + sum(x)"}, "needs the form 'name = op(expression)'"),
+    ({"reductions": "x = sum(x * x)"}, "'x' is already an argument"),
+    ({"reductions": "ss = sum(x * q)"}, "uses 'q'"),
+    ({"reductions": "a = sum(b); b = sum(x)"}, "uses 'b'"),  # a later reduction is not known yet
+    ({"reductions": ""}, "--reductions is empty"),
+    ({"forward": "x / sqrt(tt)"}, "uses 'tt'"),
+    ({"signature": "x: Tensor, n: float"}, "argument 'n' would hide n"),
+    ({"signature": "y: Tensor", "reference": "y"}, "argument 'y' would hide y"),
+    ({"columns": "x"}, "names every tensor"),
+    ({"columns": "w"}, "'w' is not a tensor argument"),
+    ({"gradients": "x: grad * z"}, "uses 'z'"),
+    ({"gradients": "w: grad"}, "'w' is not a tensor argument"),
+    ({"dtypes": ["int32"]}, "floating dtypes"),
+    ({"out_dtype": "float64"}, "drop --out-dtype"),
+    ({"preset": "groupnorm"}, "is not one of rmsnorm, layernorm, softmax, log_softmax"),
+])
+def test_answers_that_cannot_be_right_are_refused_naming_them(change, says):
+    with pytest.raises(SpecError) as error:
+        collect_op("op", {**L2, **change})
+    assert says in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_own_formulas_need_a_reference_and_gradients():
+    given = {k: v for k, v in L2.items() if k not in ("reference", "gradients")}
+    with pytest.raises(SpecError, match="--reference is needed with your own formulas"):
+        collect_op("op", given)
+    with pytest.raises(SpecError, match="--gradients is needed with your own formulas"):
+        collect_op("op", {**given, "reference": L2["reference"]})
+    assert collect_op("op", {**given, "reference": L2["reference"], "backward": False})["gradients"] == []
+
+
+def test_options_of_other_kinds_are_refused_naming_the_kind(tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--channels", "r"])
+    assert exit_.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["new", "op", "-o", str(tmp_path), "--defaults", "--preset", "softmax"])
+    assert not list(tmp_path.iterdir())
+
+
+def test_inline_is_refused_for_rowwise_ops(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--inline"])
+    assert exit_.value.code == 2
+    assert "--inline is not available for rowwise ops yet" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
+    # Two ops in one project, one build: a forward whose reduction is off by 1e-4, and a
+    # backward whose weight gradient is off by 1e-3. Both are caught, each by its own tests.
+    project = projects / "rows"
+    for command in (
+        ["new", "rows", "-o", str(projects), "--op", "wrong_forward", "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor", "--reductions", "ss = sum(x * x)",
+         "--forward", "x / sqrt(ss * acc_t(1.0001))", "--reference", "x / x.norm(dim=-1, keepdim=True)",
+         "--grad-reductions", "gy = sum(grad * y)", "--gradients", "x: (grad - y * gy) / sqrt(ss)"],
+        ["add", "wrong_gradient", "-p", str(project), "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor, weight: Tensor, eps: float = 1e-06", "--columns", "weight",
+         "--reductions", "ms = mean(x * x)", "--forward", "x / sqrt(ms + eps) * weight",
+         "--reference", "torch.nn.functional.rms_norm(x, [x.shape[-1]], weight, eps)",
+         "--grad-reductions", "gx = mean(grad * weight * x)",
+         "--gradients", "x: (grad * weight - x * gx / (ms + eps)) / sqrt(ms + eps); "
+                        "weight: grad * x / sqrt(ms + eps) * acc_t(1.001)"],
+    ):
+        try:
+            main(command)
+        except SystemExit as exit_:
+            assert exit_.code in (0, None), command
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    forward = run_project_tests(python, project, "tests/test_wrong_forward.py")
+    assert forward.returncode == 1
+    assert {"test_matches_float64_reference", "test_row_lengths_around_the_kernels_sizes",
+            "test_non_contiguous_inputs", "test_few_long_rows"} <= failed_tests(forward.stdout)
+    gradient = run_project_tests(python, project, "tests/test_wrong_gradient.py")
+    assert gradient.returncode == 1
+    assert {"test_gradients_match_float64_reference", "test_gradcheck",
+            "test_gradients_of_few_long_rows"} <= failed_tests(gradient.stdout)
+    assert "test_matches_float64_reference" not in failed_tests(gradient.stdout)
