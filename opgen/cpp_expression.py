@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass
 
 # Math functions that exist for float and double on the host (<cmath>) and on the device
-# (CUDA's math library), with how many arguments each takes.
+# (CUDA's math library), with how many arguments each takes. rsqrt (1 / sqrt, one GPU
+# instruction) is CUDA's; the generated math headers define it for the host.
 MATH_FUNCTIONS: dict[str, int] = {
-    **dict.fromkeys("""abs fabs exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan asin acos
+    **dict.fromkeys("""abs fabs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt cbrt sin cos tan asin acos
         atan sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma floor ceil round trunc""".split(), 1),
     **dict.fromkeys("pow hypot atan2 fmod fmax fmin copysign".split(), 2),
     "fma": 3,

@@ -285,7 +285,7 @@ def why_not_python(forward: str, names: set[str]) -> str | None:
 # C math functions with a torch function of the same meaning, for suggesting a reference.
 _TORCH_NAMES = {**{name: name for name in """exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan
     asin acos atan sinh cosh tanh asinh acosh atanh erf erfc floor ceil trunc lgamma pow atan2
-    hypot fmax fmin copysign fmod abs""".split()}, "fabs": "abs"}
+    hypot fmax fmin copysign fmod abs rsqrt""".split()}, "fabs": "abs"}
 
 
 def suggested_reference(forward: str, names: set[str]) -> str:

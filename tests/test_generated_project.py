@@ -36,6 +36,14 @@ def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
     assert re.search(r"\d+ passed", result.stdout) and "failed" not in result.stdout
 
 
+def test_the_default_pixel_project_builds_and_passes_its_own_tests(python, projects):
+    # Every dtype of the defaults, float64 included: its weights must be float64 there.
+    project = render(projects, "px", "--kind", "pixel")
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    result = run_project_tests(python, project)
+    assert result.returncode == 0, result.stdout[-5000:]
+
+
 def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
     # The kernel adds 1e-3 that the reference does not: small, and still caught in
     # every dtype.

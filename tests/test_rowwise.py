@@ -117,6 +117,7 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
             "test_non_contiguous_inputs", "test_few_long_rows"} <= failed_tests(forward.stdout)
     gradient = run_project_tests(python, project, "tests/test_wrong_gradient.py")
     assert gradient.returncode == 1
-    assert {"test_gradients_match_float64_reference", "test_gradcheck",
-            "test_gradients_of_few_long_rows"} <= failed_tests(gradient.stdout)
+    # (gradcheck's own tolerance, rtol 1e-3, lets an error of 1e-3 through; these do not)
+    assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
+            "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(gradient.stdout)
     assert "test_matches_float64_reference" not in failed_tests(gradient.stdout)

@@ -13,7 +13,9 @@ SUMMARY = "y[...] = f(x[..., channel 0], x[..., channel 1], ...) over channel-pa
 DEFAULTS: dict[str, Any] = {
     "channels": "r, g, b",
     "signature": "img: Tensor",
-    "forward": "0.299f * r + 0.587f * g + 0.114f * b",
+    # acc_t(...): float math for the float types, double for float64 (0.299f would round
+    # the weights to float32 in a float64 op, 1e-8 off its float64 reference).
+    "forward": "acc_t(0.299) * r + acc_t(0.587) * g + acc_t(0.114) * b",
     "reference": "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]",
     "backward": False,  # pixel ops have no backward kernels yet
 }

@@ -40,27 +40,27 @@ PRESETS: dict[str, dict[str, Any]] = {
         "signature": "x: Tensor, weight: Tensor, eps: float = 1e-06",
         "columns": "weight",
         "reductions": "ms = mean(x * x)",
-        "forward": "x / sqrt(ms + eps) * weight",
+        "forward": "x * rsqrt(ms + eps) * weight",
         "reference": "torch.nn.functional.rms_norm(x, [x.shape[-1]], weight, eps)",
         "grad_reductions": "gx = mean(grad * weight * x)",
-        "gradients": "x: (grad * weight - x * gx / (ms + eps)) / sqrt(ms + eps); "
-                     "weight: grad * x / sqrt(ms + eps)",
+        "gradients": "x: (grad * weight - x * (gx / (ms + eps))) * rsqrt(ms + eps); "
+                     "weight: grad * x * rsqrt(ms + eps)",
     },
     "layernorm": {
         "signature": "x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05",
         "columns": "weight, bias",
         "reductions": "mu = mean(x); var = mean((x - mu) * (x - mu))",
-        "forward": "(x - mu) / sqrt(var + eps) * weight + bias",
+        "forward": "(x - mu) * rsqrt(var + eps) * weight + bias",
         "reference": "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps)",
         "grad_reductions": "g1 = mean(grad * weight); g2 = mean(grad * weight * (x - mu))",
-        "gradients": "x: (grad * weight - g1 - (x - mu) * g2 / (var + eps)) / sqrt(var + eps); "
-                     "weight: grad * (x - mu) / sqrt(var + eps); bias: grad",
+        "gradients": "x: (grad * weight - g1 - (x - mu) * (g2 / (var + eps))) * rsqrt(var + eps); "
+                     "weight: grad * (x - mu) * rsqrt(var + eps); bias: grad",
     },
     "softmax": {
         "signature": "x: Tensor",
         "columns": "",
         "reductions": "m = max(x); z = sum(exp(x - m))",
-        "forward": "exp(x - m) / z",
+        "forward": "exp(x - m) * (1 / z)",
         "reference": "torch.softmax(x, -1)",
         "grad_reductions": "gy = sum(grad * y)",
         "gradients": "x: y * (grad - gy)",

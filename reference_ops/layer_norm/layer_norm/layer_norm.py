@@ -20,7 +20,7 @@ _forward = torch.ops.layer_norm.layer_norm.default
 
 def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> Tensor:
     """Per row (the last dimension) of x: mu = mean(x); var = mean((x - mu) * (x - mu)); then
-    each element is `(x - mu) / sqrt(var + eps) * weight + bias`, in one kernel.
+    each element is `(x - mu) * rsqrt(var + eps) * weight + bias`, in one kernel.
 
     Computed in float64 for float64 tensors, else in float32.
 

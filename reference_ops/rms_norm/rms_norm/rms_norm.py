@@ -20,7 +20,7 @@ _forward = torch.ops.rms_norm.rms_norm.default
 
 def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-06) -> Tensor:
     """Per row (the last dimension) of x: ms = mean(x * x); then
-    each element is `x / sqrt(ms + eps) * weight`, in one kernel.
+    each element is `x * rsqrt(ms + eps) * weight`, in one kernel.
 
     Computed in float64 for float64 tensors, else in float32.
 

@@ -18,6 +18,12 @@
 
 namespace relu {
 
+#if !defined(__CUDA_ARCH__)
+// rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
+inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
+inline double rsqrt(double v) { return 1.0 / std::sqrt(v); }
+#endif
+
 // One output element: x > 0 ? x : 0
 template <typename acc_t>
 RELU_HOST_DEVICE acc_t forward(acc_t x) {

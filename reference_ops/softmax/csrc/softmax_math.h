@@ -22,6 +22,12 @@
 
 namespace softmax {
 
+#if !defined(__CUDA_ARCH__)
+// rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
+inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
+inline double rsqrt(double v) { return 1.0 / std::sqrt(v); }
+#endif
+
 // m = max(x) over the row
 template <typename acc_t>
 SOFTMAX_HOST_DEVICE acc_t reduce_m(acc_t x, acc_t n) {
@@ -34,10 +40,10 @@ SOFTMAX_HOST_DEVICE acc_t reduce_z(acc_t x, acc_t n, acc_t m) {
   return exp(x - m);
 }
 
-// One output element: exp(x - m) / z
+// One output element: exp(x - m) * (1 / z)
 template <typename acc_t>
 SOFTMAX_HOST_DEVICE acc_t forward(acc_t x, acc_t n, acc_t m, acc_t z) {
-  return exp(x - m) / z;
+  return exp(x - m) * (1 / z);
 }
 
 // gy = sum(grad * y) over the row

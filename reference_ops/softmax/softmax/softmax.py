@@ -20,7 +20,7 @@ _forward = torch.ops.softmax.softmax.default
 
 def softmax(x: Tensor) -> Tensor:
     """Per row (the last dimension) of x: m = max(x); z = sum(exp(x - m)); then
-    each element is `exp(x - m) / z`, in one kernel.
+    each element is `exp(x - m) * (1 / z)`, in one kernel.
 
     Computed in float64 for float64 tensors, else in float32.
 
