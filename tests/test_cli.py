@@ -146,7 +146,9 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
                  "x: Tensor, y: Tensor", "--forward", "x + y", "--gradients", "x: grad; y: grad"],
                  ["first"], ["reference"], ["random_tensor"], ["main", "--kind", "matmul"],
                  ["four", "--signature", "x: Tensor, y: Tensor, z: Tensor, w: Tensor", "--forward",
-                  "x * y + z - w", "--gradients", "x: y * grad; y: x * grad; z: grad; w: -grad"]):
+                  "x * y + z - w", "--gradients", "x: y * grad; y: x * grad; z: grad; w: -grad"],
+                 ["norm", "--kind", "rowwise", "--preset", "layernorm"],
+                 ["soft", "--kind", "rowwise", "--preset", "softmax"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     for project in ("my_op", "axpby", "lib"):
         result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path / project,

@@ -19,8 +19,8 @@ _forward = torch.ops.layer_norm.layer_norm.default
 
 
 def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> Tensor:
-    """Per row (the last dimension) of x: mu = mean(x); var = mean((x - mu) * (x - mu)); then
-    each element is `(x - mu) * rsqrt(var + eps) * weight + bias`, in one kernel.
+    """Per row (the last dimension) of x: `mu = mean(x)`; `var = mean((x - mu) * (x - mu))`;
+    then each element is `(x - mu) * rsqrt(var + eps) * weight + bias`, in one kernel.
 
     Computed in float64 for float64 tensors, else in float32.
 
@@ -62,7 +62,8 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
+            f"{first.device}",
         )
         torch._check(
             t.shape == first.shape,
@@ -77,7 +78,8 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
+            f"{first.device}",
         )
         torch._check(
             t.dim() == 1 and t.shape[0] == first.shape[-1],

@@ -33,8 +33,14 @@ GRAD_ARGS = ["x", "weight", "bias"]
 # differ from the float64 reference by these fractions of the largest output, and
 # gradients (sums of products that partly cancel) by these fractions of the largest
 # gradient.
-ROW_TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}
-GRAD_TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
+ROW_TOLERANCES = {
+    torch.float64: 1e-10, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3
+}
+GRAD_TOLERANCES = {
+    torch.float64: 1e-10, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2
+}
+# The op's name, as its error messages begin.
+NAME = "layer_norm"
 
 
 def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
@@ -128,7 +134,7 @@ def test_views_with_a_storage_offset(device, dtype):
     # Offsets that break 16-byte alignment send the CUDA kernels down the element path.
     base = make_inputs((4 * 1024 + 8,), dtype, device)
     for offset in (1, 2, 3, 8):
-        inputs = {k: v[offset:offset + 4 * 1024].view(4, 1024) if k in ROW_ARGS else v[offset:offset + 1024]
+        inputs = {k: v[offset:][: 4 * 1024].view(4, 1024) if k in ROW_ARGS else v[offset:][:1024]
                   for k, v in base.items()}
         assert inputs[ROW_ARGS[0]].storage_offset() == offset
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
@@ -146,18 +152,20 @@ def test_meta_tensors_give_the_output_shape_and_dtype():
 def test_bad_arguments_are_refused_naming_them(device):
     inputs = make_inputs((4, 6), DTYPES[0], device)
     first = ROW_ARGS[0]
-    with pytest.raises(RuntimeError, match=f"layer_norm: {first} has shape \\[\\]; it needs a dimension of rows"):
+    with pytest.raises(RuntimeError, match=f"{NAME}: {first} has shape \\[\\]; it needs a"):
         op(**{**inputs, first: inputs[first][0, 0]}, **SCALARS)
-    with pytest.raises(RuntimeError, match=f"layer_norm: {first} has dtype torch.int32; supported dtypes are"):
+    with pytest.raises(RuntimeError, match=f"{NAME}: {first} has dtype torch.int32; supported"):
         op(**{**inputs, first: inputs[first].int()}, **SCALARS)
     for name in ROW_ARGS[1:]:
-        with pytest.raises(RuntimeError, match=f"layer_norm: {name} has shape \\[4, 5\\] but {first} has shape \\[4, 6\\]"):
+        says = f"{NAME}: {name} has shape \\[4, 5\\] but {first} has shape \\[4, 6\\]"
+        with pytest.raises(RuntimeError, match=says):
             op(**{**inputs, name: inputs[name][:, :5]}, **SCALARS)
     for name in COLUMN_ARGS:
-        with pytest.raises(RuntimeError, match=f"layer_norm: {name} has shape \\[5\\] but the rows of {first} have 6 elements"):
+        says = f"{NAME}: {name} has shape \\[5\\] but the rows of {first} have 6 elements"
+        with pytest.raises(RuntimeError, match=says):
             op(**{**inputs, name: inputs[name][:5]}, **SCALARS)
         other = torch.float64 if DTYPES[0] != torch.float64 else torch.float32
-        with pytest.raises(RuntimeError, match=f"layer_norm: {name} has dtype {other}"):
+        with pytest.raises(RuntimeError, match=f"{NAME}: {name} has dtype {other}"):
             op(**{**inputs, name: inputs[name].to(other)}, **SCALARS)
 
 
@@ -165,7 +173,7 @@ def test_bad_arguments_are_refused_naming_them(device):
 def test_tensors_on_two_devices_are_refused_naming_them(device, other):
     inputs = make_inputs((4, 6), DTYPES[0], device)
     name = (ROW_ARGS[1:] + COLUMN_ARGS)[0]
-    with pytest.raises(RuntimeError, match=f"layer_norm: {name} is on {other}"):
+    with pytest.raises(RuntimeError, match=f"{NAME}: {name} is on {other}"):
         op(**{**inputs, name: inputs[name].to(other)}, **SCALARS)
 
 
@@ -179,7 +187,8 @@ def test_opcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_torch_compile_fullgraph_matches_eager(device):
     def loss(**inputs):
-        return (op(**inputs, **SCALARS) * torch.arange(inputs[ROW_ARGS[0]].shape[-1], device=device)).sum()
+        weights = torch.arange(inputs[ROW_ARGS[0]].shape[-1], device=device)
+        return (op(**inputs, **SCALARS) * weights).sum()
 
     inputs = make_inputs((8, 100), DTYPES[0], device, requires_grad=True)
     torch._dynamo.reset()
@@ -225,7 +234,8 @@ def test_gradients_of_few_long_rows(device):
     inputs = make_inputs((2, 131072), DTYPES[0], device, requires_grad=True)
     out = op(**inputs, **SCALARS)
     grad_out = torch.randn_like(out)
-    assert_gradients_match(inputs, grad_out, torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out))
+    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    assert_gradients_match(inputs, grad_out, actual)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -259,7 +269,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     wrt = [inputs[name] for name in GRAD_ARGS]
     out = op(**inputs, **SCALARS)
     grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
-    with pytest.raises(RuntimeError, match="layer_norm is differentiable once"):
+    with pytest.raises(RuntimeError, match=f"{NAME} is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
 
 
@@ -280,6 +290,11 @@ def test_opcheck_backward_op(device):
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
     args = (grad, *[inputs[name] for name in TENSOR_ARGS], *SCALARS.values())
     torch.library.opcheck(torch.ops.layer_norm.layer_norm_backward.default, args)
+
+
+@needs_cuda
+def test_cuda_kernels_were_built():
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
 
 
 @needs_cuda

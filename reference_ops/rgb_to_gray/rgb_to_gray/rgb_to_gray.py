@@ -18,7 +18,8 @@ _forward = torch.ops.rgb_to_gray.rgb_to_gray.default
 
 
 def rgb_to_gray(img: Tensor) -> Tensor:
-    """Per pixel, `0.299f * r + 0.587f * g + 0.114f * b` over the channels (r, g, b), in one kernel.
+    """Per pixel, `0.299f * r + 0.587f * g + 0.114f * b` over the channels (r, g, b), in one
+    kernel.
 
     Computed in float64 where the input or the output is float64, else in float32.
 

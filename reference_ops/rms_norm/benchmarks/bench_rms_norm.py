@@ -8,8 +8,9 @@ For each shape (rows x n): the median time of the op, of the same op in eager Py
 (rms_norm/rms_norm_reference.py), of that under torch.compile, and of a plain
 device-to-device copy of the rows, which sets the bandwidth ceiling. GB/s counts the
 bytes the op must move (each row tensor read once, the output written once); "% copy" is
-that bandwidth over the copy's, measured in the same run. Also a forward and backward pass (torch.autograd.grad)
-of the op and of eager PyTorch.
+that bandwidth over the copy's, measured in the same run.
+Also a forward and backward pass (torch.autograd.grad) of the op, of eager PyTorch and of
+torch.compile.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def main() -> None:
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--shapes", nargs="+", metavar="ROWSxN",
-                        help=f"shapes (default {' '.join(DEFAULT_SHAPES)} on CUDA, 1024x1024 on the CPU)")
+                        help=f"default {' '.join(DEFAULT_SHAPES)} on CUDA, 1024x1024 on the CPU")
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
     args = parser.parse_args()
     device_type = torch.device(args.device).type

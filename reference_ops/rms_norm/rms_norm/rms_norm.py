@@ -19,8 +19,8 @@ _forward = torch.ops.rms_norm.rms_norm.default
 
 
 def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-06) -> Tensor:
-    """Per row (the last dimension) of x: ms = mean(x * x); then
-    each element is `x * rsqrt(ms + eps) * weight`, in one kernel.
+    """Per row (the last dimension) of x: `ms = mean(x * x)`; then each element is `x *
+    rsqrt(ms + eps) * weight`, in one kernel.
 
     Computed in float64 for float64 tensors, else in float32.
 
@@ -60,7 +60,8 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
+            f"{first.device}",
         )
         torch._check(
             t.shape == first.shape,
@@ -75,7 +76,8 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
+            f"{first.device}",
         )
         torch._check(
             t.dim() == 1 and t.shape[0] == first.shape[-1],

@@ -19,8 +19,8 @@ _forward = torch.ops.softmax.softmax.default
 
 
 def softmax(x: Tensor) -> Tensor:
-    """Per row (the last dimension) of x: m = max(x); z = sum(exp(x - m)); then
-    each element is `exp(x - m) * (1 / z)`, in one kernel.
+    """Per row (the last dimension) of x: `m = max(x)`; `z = sum(exp(x - m))`; then each
+    element is `exp(x - m) * (1 / z)`, in one kernel.
 
     Computed in float64 for float64 tensors, else in float32.
 
@@ -57,7 +57,8 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
+            f"{first.device}",
         )
         torch._check(
             t.shape == first.shape,
@@ -72,7 +73,8 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on {first.device}",
+            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
+            f"{first.device}",
         )
         torch._check(
             t.dim() == 1 and t.shape[0] == first.shape[-1],
