@@ -199,15 +199,17 @@ def _check_parentheses(what: str, expression: str) -> None:
 NON_DIFFERENTIABLE = "non_differentiable"
 
 
-def parse_gradients(gradients: str, params: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def parse_gradients(gradients: str, params: list[dict[str, Any]],
+                    names: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """'x: alpha * grad; m: non_differentiable' -> ([{input, formula, reads}], ['m']), validated.
 
     Every tensor input needs a formula, or `non_differentiable`: an input left out would get
     no gradient (None) without a word. `reads` lists the tensor inputs a formula reads: the
-    ones autograd saves for the backward kernel.
+    ones autograd saves for the backward kernel. The formulas may use `names` (default: the
+    arguments and grad).
     """
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
-    names = {p["name"] for p in params} | {"grad"}
+    names = names if names is not None else {p["name"] for p in params} | {"grad"}
     grads, declared, non_differentiable = [], [], []
     for piece in filter(str.strip, gradients.split(";")):
         if ":" not in piece:

@@ -23,6 +23,8 @@ from ..spec import (
     SpecError,
     check_cpp_expression,
     check_python_expression,
+    gradients_text,
+    parse_gradients,
 )
 
 NAME = "rowwise"
@@ -203,7 +205,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                             "the reductions>' per row tensor, 'weight: <expression summed over rows>' per "
                             f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
         names = backward_names | {r["name"] for r in grad_reductions}
-        grads, non_differentiable = _parse_gradients(answers["gradients"], tensors, names)
+        grads, non_differentiable = parse_gradients(answers["gradients"], params, names)
         count = 1 + len(tensors) + len(scalars)
         if count > MOST_ARGUMENTS:
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
@@ -211,33 +213,6 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     return {"preset": preset, "columns": columns, "reductions": reductions,
             "forward": answers["forward"], "grad_reductions": grad_reductions,
             "gradients": grads, "non_differentiable": non_differentiable}
-
-
-def _parse_gradients(text: str, tensors: list[str], names: set[str]) -> tuple[list[dict[str, str]], list[str]]:
-    grads, declared, non_differentiable = [], [], []
-    for piece in filter(str.strip, text.split(";")):
-        if ":" not in piece:
-            raise SpecError(f"--gradients: {piece.strip()!r} needs the form 'input: expression'")
-        name, expression = (part.strip() for part in piece.split(":", 1))
-        if name not in tensors:
-            raise SpecError(f"--gradients: {name!r} is not a tensor argument ({', '.join(tensors)})")
-        if name in declared:
-            raise SpecError(f"--gradients: {name!r} is given twice")
-        declared.append(name)
-        if expression == NON_DIFFERENTIABLE:
-            non_differentiable.append(name)
-            continue
-        check_cpp_expression(f"--gradients {name!r}", expression, names)
-        grads.append({"input": name, "formula": expression})
-    missing = [t for t in tensors if t not in declared]
-    if missing:
-        raise SpecError(f"--gradients {text.strip()!r} has no formula for {missing[0]!r}: give "
-                        f"'{missing[0]}: <expression>', or '{missing[0]}: {NON_DIFFERENTIABLE}'")
-    if not grads:
-        raise SpecError("--gradients: no input is differentiable; give one formula, or --no-backward")
-    grads.sort(key=lambda g: tensors.index(g["input"]))
-    non_differentiable.sort(key=tensors.index)
-    return grads, non_differentiable
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:
@@ -249,7 +224,5 @@ def options(record: dict[str, Any]) -> dict[str, Any]:
         given["preset"] = record["preset"]
     if record["gradients"]:
         given["grad_reductions"] = reductions_text(record["grad_reductions"])
-        given["gradients"] = "; ".join(
-            [f"{g['input']}: {g['formula']}" for g in record["gradients"]]
-            + [f"{t}: {NON_DIFFERENTIABLE}" for t in record["non_differentiable"]])
+        given["gradients"] = gradients_text(record["gradients"], record["non_differentiable"])
     return given
