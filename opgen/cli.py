@@ -70,9 +70,9 @@ Examples:
       --forward "0.299f * r + 0.587f * g + 0.114f * b" --dtypes uint8 --no-backward \\
       --reference "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]" --exact
   opgen new rms_norm --defaults --kind rowwise --preset rmsnorm
-  opgen new l2_normalize --defaults --kind rowwise --signature "x: Tensor" \
-      --reductions "ss = sum(x * x)" --forward "x / sqrt(ss)" \
-      --reference "x / x.norm(dim=-1, keepdim=True)" \
+  opgen new l2_normalize --defaults --kind rowwise --signature "x: Tensor" \\
+      --reductions "ss = sum(x * x)" --forward "x / sqrt(ss)" \\
+      --reference "x / x.norm(dim=-1, keepdim=True)" \\
       --grad-reductions "gy = sum(grad * y)" --gradients "x: (grad - y * gy) / sqrt(ss)"
 """
 
@@ -175,9 +175,8 @@ def new(name, output_dir, exact, inline, op_name, existing_ok, **options):
             exact = ask_on_the_terminal("exact", False, "must CPU and CUDA agree bit for bit?")
         op = collect_op(op_name or name, given, exact=exact,
                         ask=ask_on_the_terminal if interactive else None)
-        if inline and op["kind"] == "rowwise":
-            raise SpecError("--inline is not available for rowwise ops yet: their kernels share "
-                            "csrc/row_kernels.cuh, which the one file does not hold; drop --inline")
+        if inline:
+            check_inlinable(op)
         record = project_record(name, [op], exact=exact)
         render_project(target, record, existing_ok=existing_ok,
                        finish=inline_file(record) if inline else None)
@@ -233,6 +232,13 @@ def add(name, project, **options):
     click.echo(f"Added {name} to {project}: {len(result.added)} new files"
                + (f"; {', '.join(result.changed)} updated" if result.changed else "")
                + f". Next: pip install --no-build-isolation -e . && pytest -q tests/test_{name}.py")
+
+
+def check_inlinable(op: dict) -> None:
+    """Refuses --inline for a kind whose files one Python file cannot hold (NOT_INLINE says why)."""
+    why = getattr(KINDS[op["kind"]], "NOT_INLINE", None)
+    if why:
+        raise SpecError(f"--inline is not available for {op['kind']} ops yet: {why}; drop --inline")
 
 
 def inline_file(record: dict):

@@ -185,13 +185,18 @@ def check_python_expression(what: str, expression: str, names: set[str]) -> None
             )
 
 
-def _check_parentheses(what: str, expression: str) -> None:
+def parentheses_balance(text: str) -> bool:
+    """Whether every ')' closes a '(' before it and every '(' is closed."""
     depth = 0
-    for c in expression:
+    for c in text:
         depth += {"(": 1, ")": -1}.get(c, 0)
         if depth < 0:
-            break
-    if depth != 0:
+            return False
+    return depth == 0
+
+
+def _check_parentheses(what: str, expression: str) -> None:
+    if not parentheses_balance(expression):
         raise SpecError(f"{what} {expression!r} has unbalanced parentheses")
 
 

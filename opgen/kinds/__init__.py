@@ -18,6 +18,7 @@ Each module defines:
 and may define:
     defaults(answers) -> dict: DEFAULTS chosen from the answers given so far (rowwise
         takes its preset's signature).
+    NOT_INLINE: why `opgen new --inline` cannot hold an op of this kind.
 """
 
 from __future__ import annotations

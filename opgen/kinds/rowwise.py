@@ -24,12 +24,14 @@ from ..spec import (
     check_cpp_expression,
     check_python_expression,
     gradients_text,
+    parentheses_balance,
     parse_gradients,
 )
 
 NAME = "rowwise"
 SUMMARY = "per-row reductions over the last dimension, then one output per element (RMSNorm, softmax)"
 OPTIONS = frozenset({"preset", "columns", "reductions", "forward", "grad_reductions", "gradients"})
+NOT_INLINE = "their kernels share csrc/row_kernels.cuh, which the one file does not hold"
 REDUCE_OPS = ("sum", "mean", "max", "min")
 # Names the formulas of this kind give meaning to: the row length and, in the backward,
 # the incoming gradient and the output element.
@@ -103,7 +105,7 @@ def parse_reductions(what: str, text: str, names: set[str],
         stages["y"] = max(stages.values(), default=-1)
     for piece in filter(str.strip, text.split(";")):
         match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*=\s*([a-z]+)\s*\((.*)\)\s*", piece)
-        if not match or match.group(2) not in REDUCE_OPS or not _one_call(match.group(3)):
+        if not match or match.group(2) not in REDUCE_OPS or not parentheses_balance(match.group(3)):
             raise SpecError(f"{what}: {piece.strip()!r} needs the form 'name = op(expression)' with op one "
                             f"of {', '.join(REDUCE_OPS)}, e.g. 'ms = mean(x * x)'")
         name, op, expression = match.group(1), match.group(2), match.group(3).strip()
@@ -116,16 +118,6 @@ def parse_reductions(what: str, text: str, names: set[str],
         stages[name] = stage
         known.add(name)
     return reductions
-
-
-def _one_call(inside: str) -> bool:
-    """Whether 'a) + sum(b' is not what sits between the outer parentheses."""
-    depth = 0
-    for c in inside:
-        depth += {"(": 1, ")": -1}.get(c, 0)
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def reductions_text(reductions: list[dict[str, str]]) -> str:
