@@ -207,8 +207,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
-  const RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
-  const ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
+  RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
+  ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "rms_norm_backward_cpu", RMS_NORM_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
@@ -218,6 +218,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
             contiguous_columns.weight.const_data_ptr<scalar_t>()};
         const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
         const RowGrads<scalar_t*> row_grads_p{row_grads.x.mutable_data_ptr<scalar_t>()};
+        const ColumnGrads<scalar_t*> column_grads_p{
+            column_grads.weight.mutable_data_ptr<scalar_t>()};
         const acc_t n_acc = static_cast<acc_t>(n);
         // Each row's reductions, kept for the column gradients.
         std::vector<Reductions<acc_t>> red(rows);
@@ -254,7 +256,6 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
           }
         });
         // The gradient of weight: each column's sum over the rows, in row order.
-        scalar_t* column_grad_p_0 = column_grads.weight.mutable_data_ptr<scalar_t>();
         at::parallel_for(0, n, 64, [&](int64_t begin, int64_t end) {
           std::vector<double> sums(end - begin, 0.0);
           for (int64_t r = 0; r < rows; ++r) {
@@ -269,7 +270,7 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
             }
           }
           for (int64_t i = begin; i < end; ++i)
-            column_grad_p_0[i] = static_cast<scalar_t>(sums[i - begin]);
+            column_grads_p.weight[i] = static_cast<scalar_t>(sums[i - begin]);
         });
       }));
   return {row_grads.x, column_grads.weight};
@@ -316,8 +317,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
-  const RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
-  const ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
+  RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
+  ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
   if (n == 0) return {row_grads.x, column_grads.weight};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
@@ -328,10 +329,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
             grad_c, {std::max<int64_t>(backward_workspace_bytes<T>(rows, n), 1)}, at::kByte);
         const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
         const Columns<const T*> column_data{cuda_data<scalar_t>(contiguous_columns.weight)};
-        RowGrads<at::Tensor> row_grads_out = row_grads;
-        ColumnGrads<at::Tensor> column_grads_out = column_grads;
-        const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads_out.x)};
-        const ColumnGrads<T*> column_grads_p{cuda_mutable_data<scalar_t>(column_grads_out.weight)};
+        const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads.x)};
+        const ColumnGrads<T*> column_grads_p{cuda_mutable_data<scalar_t>(column_grads.weight)};
         C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, column_data, row_grads_p,
                                        column_grads_p, rows, n, s, workspace.mutable_data_ptr(),
                                        stream));

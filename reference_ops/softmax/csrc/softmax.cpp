@@ -207,8 +207,8 @@ at::Tensor backward_impl(const at::Tensor& grad, const Rows<const at::Tensor&>& 
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
-  const RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
-  const ColumnGrads<at::Tensor> column_grads{};
+  RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
+  ColumnGrads<at::Tensor> column_grads{};
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "softmax_backward_cpu", SOFTMAX_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
@@ -293,8 +293,8 @@ at::Tensor backward_impl(const at::Tensor& grad, const Rows<const at::Tensor&>& 
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
-  const RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
-  const ColumnGrads<at::Tensor> column_grads{};
+  RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
+  ColumnGrads<at::Tensor> column_grads{};
   if (n == 0) return row_grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
@@ -305,9 +305,7 @@ at::Tensor backward_impl(const at::Tensor& grad, const Rows<const at::Tensor&>& 
             grad_c, {std::max<int64_t>(backward_workspace_bytes<T>(rows, n), 1)}, at::kByte);
         const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
         const Columns<const T*> column_data{};
-        RowGrads<at::Tensor> row_grads_out = row_grads;
-        ColumnGrads<at::Tensor> column_grads_out = column_grads;
-        const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads_out.x)};
+        const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads.x)};
         const ColumnGrads<T*> column_grads_p{};
         C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, column_data, row_grads_p,
                                        column_grads_p, rows, n, s, workspace.mutable_data_ptr(),
