@@ -72,6 +72,23 @@ def test_own_formulas_need_a_reference_and_gradients():
     assert collect_op("op", {**given, "reference": L2["reference"], "backward": False})["gradients"] == []
 
 
+def test_a_presets_formulas_never_meet_formulas_of_ones_own():
+    # Each default belongs to the answers before it: a reduction of one's own with the
+    # default signature does not get rms_norm's forward, nor a forward of one's own its
+    # gradients; a preset's formulas are for its own signature.
+    default = {"kind": "rowwise"}
+    with pytest.raises(SpecError, match="--forward is needed with --reductions"):
+        collect_op("op", {**default, "reductions": "ms = sum(x * x)"})
+    with pytest.raises(SpecError, match="--gradients is needed with your own formulas"):
+        collect_op("op", {**default, "preset": "rmsnorm", "forward": "x * rsqrt(ms + eps)",
+                          "reference": "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)"})
+    with pytest.raises(SpecError, match="differs from --preset softmax's \\('x: Tensor'\\)"):
+        collect_op("op", {**default, "preset": "softmax", "signature": "x: Tensor, t: float"})
+    # Another spelling of the reference keeps them.
+    record = collect_op("op", {**default, "preset": "softmax", "reference": "torch.softmax(x, dim=-1)"})
+    assert record["gradients"] == collect_op("op", {**default, "preset": "softmax"})["gradients"]
+
+
 def test_options_of_other_kinds_are_refused_naming_the_kind(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--channels", "r"])

@@ -129,10 +129,22 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     preset = answers.get("preset")
     if preset is not None and preset not in PRESETS:
         raise SpecError(f"--preset {preset!r} is not one of {', '.join(PRESETS)}")
-    # Defaults for the formulas only where the signature is the preset's (or the default's).
+    # A formula's default belongs to the answers before it: each applies only while every
+    # answer before it is the preset's (or the default op's), so a reduction of one's own
+    # never meets a preset's forward or gradients.
     base = defaults(answers)
     if answers["signature"] != base["signature"]:
+        if preset:
+            raise SpecError(f"--signature {answers['signature']!r} differs from --preset {preset}'s "
+                            f"({base['signature']!r}); drop --signature, or drop --preset and give "
+                            "--reductions, --forward, --reference and --gradients for it")
         base = {}
+
+    def settle_formula(key: str, help_text: str) -> None:
+        nonlocal base
+        settle(key, base.get(key), help_text)
+        if answers.get(key) != base.get(key):
+            base = {}
     for name in KIND_NAMES:
         if name in {p["name"] for p in params}:
             raise SpecError(f"--signature {answers['signature']!r}: argument {name!r} would hide {name}, "
@@ -149,7 +161,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
     scalars = {p["name"] for p in params if p["type"] == "float"}
 
-    settle("columns", base.get("columns"), "the per-column tensors, shape (N,), e.g. 'weight, bias'")
+    settle_formula("columns", "the per-column tensors, shape (N,), e.g. 'weight, bias'")
     columns = [c.strip() for c in (answers.get("columns") or "").split(",") if c.strip()]
     for column in columns:
         if column not in tensors:
@@ -161,7 +173,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                         "tensor, shape (..., N)")
 
     element_names = set(tensors) | scalars | {"n"}
-    settle("reductions", base.get("reductions"), "per-row reductions, e.g. 'ms = mean(x * x)'")
+    settle_formula("reductions", "per-row reductions, e.g. 'ms = mean(x * x)'")
     if "reductions" not in answers:
         raise SpecError("--reductions is needed without --preset: e.g. 'ms = mean(x * x)', or pass "
                         f"--preset ({', '.join(PRESETS)})")
@@ -170,11 +182,12 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         raise SpecError("--reductions is empty; a rowwise op reduces each row at least once "
                         "(an op without reductions is elementwise)")
     forward_names = element_names | {r["name"] for r in reductions}
-    settle("forward", base.get("forward"), "C++ expression for one output element")
+    settle_formula("forward", "C++ expression for one output element")
     if "forward" not in answers:
         raise SpecError("--forward is needed with --reductions: a C++ expression over the element, the "
                         "reductions, n and the scalars")
     check_cpp_expression("--forward", answers["forward"], forward_names)
+    # The reference spells the same op in PyTorch: another spelling keeps the formulas' defaults.
     settle("reference", base.get("reference"), "the same op as a PyTorch expression")
     if "reference" not in answers:
         raise SpecError("--reference is needed with your own formulas: the op in PyTorch over whole "
@@ -186,12 +199,11 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     non_differentiable: list[str] = []
     if answers["backward"]:
         backward_names = forward_names | {"grad", "y"}
-        settle("grad_reductions", base.get("grad_reductions"),
-               "per-row reductions of the backward, over grad and y, e.g. 'gy = sum(grad * y)'")
+        settle_formula("grad_reductions",
+                       "per-row reductions of the backward, over grad and y, e.g. 'gy = sum(grad * y)'")
         grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
                                            backward_names, {r["name"]: r["stage"] for r in reductions})
-        settle("gradients", base.get("gradients"),
-               "'input: C++ expression' per tensor input, ';'-separated")
+        settle_formula("gradients", "'input: C++ expression' per tensor input, ';'-separated")
         if "gradients" not in answers:
             raise SpecError("--gradients is needed with your own formulas: 'x: <expression over grad, y, "
                             "the reductions>' per row tensor, 'weight: <expression summed over rows>' per "
