@@ -1,11 +1,20 @@
-"""Parse the C++ expressions users give (forward and gradient formulas) and check them.
+"""Parse the C++ expressions users give (forward and gradient formulas), check them, and
+write them out twice: as the C++ the kernels compile, and as the same op in PyTorch.
 
 The formulas are pasted into `return ...;` in a header compiled for the CPU and by nvcc,
-where every argument is a floating value of type acc_t (float, or double for float64).
-An expression that would not compile there, or would compile into something else than it
-reads, is refused here, before anything is rendered, with the reason: the comma operator,
-integer-only operators (`%`, `<<`, `>>`, `&`, `|`, `^`, `~`) on floating values, a call of
-something that is not a math function or with the wrong number of arguments.
+where every floating argument has the type acc_t (float, or double for float64), integer
+scalars are int64_t and truth values bool. An expression that would not compile there,
+or would compile into something else than it reads, is refused here, before anything is
+rendered, with the reason: the comma operator, integer-only operators (`%`, `<<`, `>>`,
+`&`, `|`, `^`, `~`) on floating values, `/` between two integers (C++ truncates, Python
+does not), a call of something that is not a math function or with the wrong number of
+arguments.
+
+What users write is what they mean, so the C++ written out differs from the text in
+three ways: numeric literals become acc_t values (`0.5` is a double in C++, and one double
+makes a float kernel compute in double: twice as slow on a GPU); the float-suffixed C
+names become the generic ones (`expf` -> `exp`), which are overloaded for float and double;
+integer scalars passed to math functions become acc_t.
 
 The grammar is C++'s for these operators, with its precedence and associativity:
 
@@ -17,28 +26,33 @@ The grammar is C++'s for these operators, with its precedence and associativity:
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Math functions that exist for float and double on the host (<cmath>) and on the device
 # (CUDA's math library), with how many arguments each takes. rsqrt (1 / sqrt, one GPU
-# instruction) is CUDA's; the generated math headers define it for the host.
+# instruction) is CUDA's; min, max and clamp (NaN in, NaN out, as torch.minimum, maximum and
+# clamp) are not C's: the generated math headers define all three, and rsqrt for the host.
 MATH_FUNCTIONS: dict[str, int] = {
     **dict.fromkeys("""abs fabs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt cbrt sin cos tan asin acos
         atan sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma floor ceil round trunc""".split(), 1),
-    **dict.fromkeys("pow hypot atan2 fmod fmax fmin copysign".split(), 2),
+    **dict.fromkeys("pow hypot atan2 fmod fmax fmin copysign min max".split(), 2),
     "fma": 3,
+    "clamp": 3,
 }
+# The float-suffixed C names (expf, fminf, ...): the same functions, written generically.
+SUFFIXED = {f"{name}f": name for name in MATH_FUNCTIONS if name not in ("abs", "min", "max", "clamp")}
 # acc_t(...) converts to the accumulation type: acc_t(0.5) keeps float math in float.
 CAST = "acc_t"
 
 # What each value is, for the operators' sake: a floating value (the arguments, math
-# results), a truth value (comparisons) or an integer (an integer literal).
+# results), a truth value (comparisons, bool scalars) or an integer (int scalars, literals).
 FLOAT, BOOL, INT = "a floating value", "a truth value", "an integer"
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
-  | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]?|0[xX][0-9a-fA-F]+)
+  | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[fF]?)
   | (?P<name>[A-Za-z_]\w*)
   | (?P<op>\|\||&&|==|!=|<=|>=|<<|>>|[-+*/%<>!~&|^?:(),])
 """, re.VERBOSE)
@@ -48,7 +62,19 @@ _BINARY_LEVELS = [["||"], ["&&"], ["|"], ["^"], ["&"], ["==", "!="], ["<", ">", 
                   ["<<", ">>"], ["+", "-"], ["*", "/", "%"]]
 _INTEGER_ONLY = {"%", "<<", ">>", "~"}
 _BITWISE = {"&", "|", "^"}  # on truth values too: (x > 0) & (x < 1)
-_COMPARISON = {"==", "!=", "<", ">", "<=", ">=", "!", "&&", "||"}
+_COMPARISON = {"==", "!=", "<", ">", "<=", ">="}
+_LOGICAL = {"&&", "||"}
+
+# C math functions and the torch function of the same meaning, for the PyTorch reference.
+# Not here, so that a formula using them needs a reference of the user's: round (C rounds
+# halves away from zero, torch.round to even), tgamma and cbrt (no torch function).
+_TORCH_FUNCTIONS = {**{name: name for name in """abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt
+    sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc lgamma floor ceil trunc
+    pow hypot atan2 fmod fmax fmin copysign""".split()}, "fabs": "abs"}
+# Where torch takes a Python number for an argument (by position); elsewhere a number is
+# made a float64 tensor first.
+_NUMBER_ARGUMENTS = {"pow": (0, 1), "fmod": (1,), "copysign": (1,)}
+_FLOAT64_NUMBER = "torch.tensor({}, dtype=torch.float64)"
 
 
 class ExpressionError(ValueError):
@@ -60,6 +86,31 @@ class Token:
     kind: str
     text: str
     position: int
+
+
+@dataclass
+class Node:
+    """One value of the expression: what it is (FLOAT, BOOL, INT), whether a tensor argument
+    flows into it (then it is a tensor in PyTorch), and its C++ and PyTorch spellings (the
+    PyTorch one None where the formula has no PyTorch twin; `why` says why)."""
+
+    kind: str
+    tensor: bool
+    cpp: str
+    torch: str | None
+    literal: str | None = None  # the number, for a bare numeric literal
+    why: str | None = None
+
+
+@dataclass
+class Formula:
+    """A checked formula: the names it uses, its C++ (literals in acc_t) and its PyTorch
+    twin (None, with the reason in `why_not_torch`, where there is none)."""
+
+    cpp: str
+    torch: str | None
+    why_not_torch: str | None
+    used: set[str] = field(default_factory=set)
 
 
 def tokenize(expression: str) -> list[Token]:
@@ -76,11 +127,34 @@ def tokenize(expression: str) -> list[Token]:
     return tokens
 
 
+def _acc(node: Node) -> str:
+    """The node's C++ as an acc_t value."""
+    if node.literal is not None:
+        return f"{CAST}({node.literal})"
+    return node.cpp if node.kind == FLOAT else f"{CAST}({node.cpp})"
+
+
+def _as_float(node: Node) -> str:
+    """The node's C++ in an operation with a floating value: literals become acc_t."""
+    return f"{CAST}({node.literal})" if node.literal is not None else node.cpp
+
+
+def _torch_argument(node: Node) -> str:
+    """A value for a torch function that wants tensors: numbers become float64 tensors."""
+    return node.torch if node.tensor else _FLOAT64_NUMBER.format(node.torch)
+
+
+def _truth(node: Node) -> str:
+    """The node as a truth value in PyTorch (C++ reads a floating value as `!= 0`)."""
+    return node.torch if node.kind != FLOAT else f"({node.torch} != 0)"
+
+
 class _Parser:
-    def __init__(self, expression: str, names: set[str]):
+    def __init__(self, expression: str, names: dict[str, str], tensors: set[str]):
         self.tokens = tokenize(expression)
         self.index = 0
         self.names = names
+        self.tensors = tensors
         self.used: set[str] = set()
 
     @property
@@ -95,19 +169,19 @@ class _Parser:
         self.index += 1
         return token
 
-    def parse(self) -> str:
+    def parse(self) -> Node:
         if self.token.kind == "end":
             raise ExpressionError("it is empty")
-        kind = self.conditional()
+        node = self.conditional()
         if self.token.text == ",":
             raise ExpressionError("it uses the comma operator, which throws away its left side; "
                                   "give one expression")
         if self.token.kind != "end":
             raise ExpressionError(f"{self.token.text!r} at position {self.token.position + 1} does not "
                                   "continue the expression")
-        return kind
+        return node
 
-    def conditional(self) -> str:
+    def conditional(self) -> Node:
         condition = self.binary(0)
         if self.token.text != "?":
             return condition
@@ -115,9 +189,24 @@ class _Parser:
         if_true = self.conditional()
         self.take(":")
         if_false = self.conditional()
-        return FLOAT if FLOAT in (if_true, if_false) else if_true
+        kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) else if_true.kind
+        if kind == FLOAT:
+            branches = _as_float(if_true), _as_float(if_false)
+        else:
+            branches = if_true.cpp, if_false.cpp
+        cpp = f"{condition.cpp} ? {branches[0]} : {branches[1]}"
+        tensor = condition.tensor or if_true.tensor or if_false.tensor
+        if None in (condition.torch, if_true.torch, if_false.torch):
+            return Node(kind, tensor, cpp, None, why=_why(condition, if_true, if_false))
+        if condition.tensor:
+            # torch.where of two numbers would be float32; one float64 tensor keeps float64.
+            true_value = if_true.torch if if_true.tensor or if_false.tensor else _torch_argument(if_true)
+            torch_text = f"torch.where({_truth(condition)}, {true_value}, {if_false.torch})"
+        else:
+            torch_text = f"({if_true.torch} if {condition.torch} else {if_false.torch})"
+        return Node(kind, tensor, cpp, torch_text)
 
-    def binary(self, level: int) -> str:
+    def binary(self, level: int) -> Node:
         if level == len(_BINARY_LEVELS):
             return self.unary()
         left = self.binary(level + 1)
@@ -127,46 +216,89 @@ class _Parser:
             left = self.combine(operator, left, right)
         return left
 
-    def combine(self, operator: str, left: str, right: str) -> str:
-        if operator in _INTEGER_ONLY and FLOAT in (left, right):
+    def combine(self, operator: str, left: Node, right: Node) -> Node:
+        kinds = (left.kind, right.kind)
+        if operator in _INTEGER_ONLY and FLOAT in kinds:
             raise ExpressionError(f"'{operator}' needs integers, and the formula's values are "
                                   f"floating (acc_t){_hint(operator)}")
-        if operator in _BITWISE and FLOAT in (left, right):
+        if operator in _BITWISE and FLOAT in kinds:
             raise ExpressionError(f"'{operator}' is bitwise and needs integers or truth values, and "
                                   f"the formula's values are floating (acc_t){_hint(operator)}")
-        if operator in _COMPARISON:
-            return BOOL
-        return FLOAT if FLOAT in (left, right) else INT
+        literals = left.literal is not None or right.literal is not None
+        if operator == "/" and kinds == (INT, INT) and not literals:
+            raise ExpressionError(f"'{left.cpp} / {right.cpp}' divides two integers, which C++ "
+                                  f"truncates and Python does not; write acc_t({left.cpp}) / {right.cpp}")
+        if operator in _INTEGER_ONLY or operator in _BITWISE:
+            cpp = f"{left.cpp} {operator} {right.cpp}"
+        elif operator == "/" or FLOAT in kinds or BOOL in kinds:
+            # Numbers meet floating values in acc_t; / of two integers would truncate.
+            cpp = f"{_as_float(left)} {operator} {_as_float(right)}"
+        else:  # integers with integers: exact, as in Python
+            cpp = f"{left.cpp} {operator} {right.cpp}"
+        kind = BOOL if operator in _COMPARISON | _LOGICAL else FLOAT if FLOAT in kinds or operator == "/" \
+            else BOOL if kinds == (BOOL, BOOL) and operator in _BITWISE else INT
+        tensor = left.tensor or right.tensor
+        if left.torch is None or right.torch is None:
+            return Node(kind, tensor, cpp, None, why=_why(left, right))
+        if operator in ("%", "<<", ">>"):
+            # Python's % and >> round toward minus infinity, C++'s % toward zero.
+            return Node(kind, tensor, cpp, None, why=f"uses C++'s {operator!r}, which Python computes "
+                        "differently for negative numbers")
+        if operator in _LOGICAL:
+            if tensor:
+                python_operator = "&" if operator == "&&" else "|"
+                torch_text = f"({_truth(left)}) {python_operator} ({_truth(right)})"
+            else:
+                torch_text = f"({left.torch}) {'and' if operator == '&&' else 'or'} ({right.torch})"
+        else:
+            torch_text = f"({left.torch}) {operator} ({right.torch})"
+        return Node(kind, tensor, cpp, torch_text)
 
-    def unary(self) -> str:
+    def unary(self) -> Node:
         if self.token.text in ("+", "-", "!", "~"):
             operator = self.take().text
             operand = self.unary()
-            if operator == "~" and operand == FLOAT:
+            if operator == "~" and operand.kind == FLOAT:
                 raise ExpressionError(f"'~' needs an integer, and the formula's values are floating "
                                       f"(acc_t){_hint('~')}")
-            return BOOL if operator == "!" else operand
+            kind = BOOL if operator == "!" else INT if operand.kind == BOOL else operand.kind
+            # -0.5 stays one number, written acc_t(-0.5) where it meets floating values.
+            literal = operator + operand.literal if operand.literal and operator in "+-" else None
+            cpp = f"{operator}{operand.cpp}"
+            if operand.torch is None:
+                return Node(kind, operand.tensor, cpp, None, literal, why=operand.why)
+            if operator == "!":
+                torch_text = (f"torch.logical_not({operand.torch})" if operand.tensor
+                              else f"(not {operand.torch})")
+            else:
+                torch_text = f"{operator}({operand.torch})"
+            return Node(kind, operand.tensor, cpp, torch_text, literal)
         return self.primary()
 
-    def primary(self) -> str:
+    def primary(self) -> Node:
         token = self.take()
         if token.text == "(":
-            kind = self.conditional()
+            node = self.conditional()
             if self.token.text == ",":
                 raise ExpressionError("it uses the comma operator inside parentheses, which throws "
                                       "away its left side")
             self.take(")")
-            return kind
+            literal = node.literal
+            return Node(node.kind, node.tensor, f"({node.cpp})", node.torch, literal, node.why)
         if token.kind == "number":
-            return FLOAT if re.search(r"[.eEfF]", token.text) and not token.text.lower().startswith("0x") \
-                else INT
+            text = token.text
+            if text.lower().startswith("0x"):
+                return Node(INT, False, text, str(int(text, 16)), literal=text)
+            number = text.rstrip("fF")
+            kind = FLOAT if re.search(r"[.eE]", number) or number != text else INT
+            return Node(kind, False, text if kind == INT else f"{CAST}({number})", number, literal=number)
         if token.kind == "name":
             if self.token.text == "(":
                 return self.call(token)
             if token.text in self.names:
                 self.used.add(token.text)
-                return FLOAT
-            if token.text in MATH_FUNCTIONS or token.text == CAST:
+                return Node(self.names[token.text], token.text in self.tensors, token.text, token.text)
+            if token.text in MATH_FUNCTIONS or token.text in SUFFIXED or token.text == CAST:
                 raise ExpressionError(f"{token.text!r} is a function; call it, e.g. {token.text}(x)")
             raise ExpressionError(f"it uses {token.text!r}, which is neither an argument "
                                   f"({', '.join(sorted(self.names))}) nor a math function such as exp "
@@ -174,27 +306,75 @@ class _Parser:
         found = repr(token.text) if token.text else "the end"
         raise ExpressionError(f"{found} at position {token.position + 1} cannot start a value")
 
-    def call(self, function: Token) -> str:
-        name = function.text
+    def call(self, function: Token) -> Node:
+        name = SUFFIXED.get(function.text, function.text)
         if name != CAST and name not in MATH_FUNCTIONS:
-            what = "an argument" if name in self.names else "not a math function"
-            raise ExpressionError(f"it calls {name!r}, which is {what}; the functions are "
+            what = "an argument" if function.text in self.names else "not a math function"
+            raise ExpressionError(f"it calls {function.text!r}, which is {what}; the functions are "
                                   f"{', '.join(sorted(MATH_FUNCTIONS))} and acc_t(...)")
         self.take("(")
-        count = 0
+        arguments: list[Node] = []
         if self.token.text != ")":
             while True:
-                self.conditional()
-                count += 1
+                arguments.append(self.conditional())
                 if self.token.text != ",":
                     break
                 self.take(",")
         self.take(")")
         expected = 1 if name == CAST else MATH_FUNCTIONS[name]
-        if count != expected:
-            raise ExpressionError(f"{name}() takes {expected} argument{'s' if expected > 1 else ''}, "
-                                  f"not {count}")
-        return FLOAT
+        if len(arguments) != expected:
+            raise ExpressionError(f"{function.text}() takes {expected} argument{'s' if expected > 1 else ''}, "
+                                  f"not {len(arguments)}")
+        tensor = any(a.tensor for a in arguments)
+        if name == CAST:
+            (argument,) = arguments
+            inner = argument.literal if argument.literal is not None else argument.cpp
+            return Node(FLOAT, tensor, f"{CAST}({inner})", argument.torch, why=argument.why)
+        # Every argument in acc_t, so that the float overload is the one called; but an
+        # integer power stays one (CUDA's pow(float, int) multiplies).
+        spelled = [a.literal if name == "pow" and i == 1 and a.kind == INT and a.literal else _acc(a)
+                   for i, a in enumerate(arguments)]
+        cpp = f"{name}({', '.join(spelled)})"
+        if any(a.torch is None for a in arguments):
+            return Node(FLOAT, tensor, cpp, None, why=_why(*arguments))
+        torch_text, why = _torch_call(name, arguments)
+        return Node(FLOAT, tensor, cpp, torch_text, why=why)
+
+
+def _torch_call(name: str, arguments: list[Node]) -> tuple[str | None, str | None]:
+    """The PyTorch spelling of a math function call, or None and why there is none."""
+    if name in ("min", "max"):
+        a, b = arguments
+        if a.tensor and b.tensor:
+            return f"torch.{'minimum' if name == 'min' else 'maximum'}({a.torch}, {b.torch})", None
+        if not (a.tensor or b.tensor):
+            return f"{name}({a.torch}, {b.torch})", None
+        tensor, number = (a, b) if a.tensor else (b, a)
+        bound = "max" if name == "min" else "min"
+        return f"torch.clamp({tensor.torch}, {bound}={number.torch})", None
+    if name == "clamp":
+        value, low, high = arguments
+        if low.tensor != high.tensor:  # torch.clamp takes two numbers or two tensors
+            low_text, high_text = _torch_argument(low), _torch_argument(high)
+        else:
+            low_text, high_text = low.torch, high.torch
+        return f"torch.clamp({_torch_argument(value)}, {low_text}, {high_text})", None
+    if name == "fma":
+        a, b, c = (x.torch for x in arguments)
+        return f"({a}) * ({b}) + ({c})", None
+    if name not in _TORCH_FUNCTIONS:
+        return None, (f"calls {name}, which torch computes differently (torch.round rounds halves to even)"
+                      if name == "round" else f"calls {name}, which torch has no function for")
+    numbers_taken = _NUMBER_ARGUMENTS.get(name, ()) if any(a.tensor for a in arguments) else ()
+    if name == "pow":  # torch.pow(number, number) is refused; a float64 base is not
+        numbers_taken = (1,) if not arguments[0].tensor and not arguments[1].tensor else numbers_taken
+    spelled = [a.torch if a.tensor or i in numbers_taken else _torch_argument(a)
+               for i, a in enumerate(arguments)]
+    return f"torch.{_TORCH_FUNCTIONS[name]}({', '.join(spelled)})", None
+
+
+def _why(*nodes: Node) -> str | None:
+    return next((n.why for n in nodes if n.why), None)
 
 
 def _hint(operator: str) -> str:
@@ -203,11 +383,26 @@ def _hint(operator: str) -> str:
             ">>": "; divide by a power of two instead", "~": ""}[operator]
 
 
-def check(expression: str, names: set[str]) -> set[str]:
-    """Check `expression` over the floating values `names`; return the names it uses.
+def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] | frozenset[str] = frozenset()
+          ) -> Formula:
+    """Check `expression` over `names` (name -> FLOAT, INT or BOOL; a set: all FLOAT), of which
+    `tensors` are tensor arguments, and write it out in C++ and in PyTorch.
 
     Raises ExpressionError saying what is wrong.
     """
-    parser = _Parser(expression, names)
-    parser.parse()
-    return parser.used
+    if not isinstance(names, dict):
+        names = dict.fromkeys(names, FLOAT)
+    parser = _Parser(expression, names, set(tensors))
+    node = parser.parse()
+    torch_text = node.torch
+    if torch_text is not None:
+        if node.literal is not None and not node.tensor:
+            torch_text = node.literal
+        torch_text = ast.unparse(ast.parse(torch_text, mode="eval"))  # no needless parentheses
+    cpp = f"{CAST}({node.literal})" if node.literal is not None else node.cpp
+    return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used)
+
+
+def check(expression: str, names: dict[str, str] | set[str]) -> set[str]:
+    """Check `expression` over the values `names`; return the names it uses."""
+    return parse(expression, names).used

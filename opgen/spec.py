@@ -38,7 +38,7 @@ FORMULA_NAMES = frozenset({"grad", "acc_t", "torch"}) | MATH_FUNCTIONS
 # statement or open Jinja, a string, a preprocessor line or a shell construct.
 _CPP_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,]+")
 # Python references may also index (x[..., 0]) and multiply matrices (a @ b).
-_PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]@]+")
+_PYTHON_CHARS = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>=!&|^~?:,\[\]@'\"]+")
 # A signature is names, the two types, ':', ',' and number defaults; '*' and '/' pass
 # here only to be refused below with a clearer message.
 _SIGNATURE_CHARS = re.compile(r"[A-Za-z0-9_ .:,=+\-*/]+")
@@ -50,6 +50,7 @@ _SIGNATURE_CHARS = re.compile(r"[A-Za-z0-9_ .:,=+\-*/]+")
 # PyTorch operators (x > 0 && x < 1, mask_a | mask_b) and every name must be an argument
 # or a math function, so no command can follow them.
 _NEVER = re.compile(r"[\x00-\x1f\x7f{}$`\\\"'#]")
+_NEVER_IN_REFERENCES = re.compile(r"[\x00-\x1f\x7f{}$`\\#]")
 
 
 class SpecError(ValueError):
@@ -155,20 +156,42 @@ def _check_characters(what: str, text: str, allowed: re.Pattern) -> None:
         )
 
 
-def check_cpp_expression(what: str, expression: str, names: set[str]) -> set[str]:
-    """A C++ expression over `names` that compiles for float and double; the names it uses."""
+def cpp_formula(what: str, expression: str, names: dict[str, str] | set[str],
+                tensors: set[str] | frozenset[str] = frozenset()) -> cpp_expression.Formula:
+    """A C++ expression over `names` (name -> cpp_expression.FLOAT, INT or BOOL; a set: all
+    floating), of which `tensors` are tensors: checked, with its C++ and PyTorch spellings."""
     if not expression.strip():
         raise SpecError(f"{what} is empty; give an expression such as 'alpha * x'")
     _check_characters(what, expression, _CPP_CHARS)
     _check_parentheses(what, expression)
     try:
-        return cpp_expression.check(expression, names)
+        return cpp_expression.parse(expression, names, tensors)
     except cpp_expression.ExpressionError as error:
         raise SpecError(f"{what} {expression!r}: {error}") from None
 
 
-def check_python_expression(what: str, expression: str, names: set[str]) -> None:
-    """A Python expression over `names` and torch, for the float64 reference."""
+def check_cpp_expression(what: str, expression: str, names: dict[str, str] | set[str]) -> set[str]:
+    """A C++ expression over `names` that compiles for float and double; the names it uses."""
+    return cpp_formula(what, expression, names).used
+
+
+def formula_names(params: list[dict[str, Any]]) -> dict[str, str]:
+    """What each argument is in a formula: tensors and floats floating, ints integers."""
+    kinds = {"Tensor": cpp_expression.FLOAT, "float": cpp_expression.FLOAT,
+             "int": cpp_expression.INT, "bool": cpp_expression.BOOL}
+    return {p["name"]: kinds[p["type"]] for p in params}
+
+
+def check_python_expression(what: str, expression: str, names: set[str]) -> str:
+    """A Python expression over `names` and torch, for the float64 reference; returns it as
+    Python writes it (ast.unparse: one spelling, single quotes).
+
+    The reference runs in the tests of the user's project, so it is read as an allow-list:
+    arithmetic, comparisons, calls, indexing and literals; names are the arguments and torch;
+    attributes are public (no '_'), in-place methods (ending in '_') are refused; a string
+    only as the value of a keyword that takes a mode (approximate='tanh'), so that nothing
+    can name a file, a module or a command.
+    """
     if not expression.strip():
         raise SpecError(f"{what} is empty; give a PyTorch expression such as 'alpha * x'")
     _check_characters(what, expression, _PYTHON_CHARS)
@@ -177,12 +200,65 @@ def check_python_expression(what: str, expression: str, names: set[str]) -> None
     except SyntaxError:
         hint = " (C++'s ?: is not Python: use torch.where)" if "?" in expression else ""
         raise SpecError(f"{what} {expression!r} is not a Python expression{hint}") from None
+    string_values = {id(k.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                     for k in node.keywords if k.arg in STRING_KEYWORDS}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id not in names and node.id != "torch":
-            raise SpecError(
-                f"{what} {expression!r} uses {node.id!r}, which is neither an argument "
-                f"({', '.join(sorted(names))}) nor torch"
-            )
+        problem = _python_problem(node, names, string_values)
+        if problem:
+            raise SpecError(f"{what} {expression!r} {problem}")
+    return ast.unparse(tree)
+
+
+# Keywords of torch functions whose value is a mode named by a string.
+STRING_KEYWORDS = frozenset({"approximate", "reduction", "mode", "rounding_mode", "padding_mode",
+                             "norm", "side", "indexing", "interpolation", "ord"})
+_PYTHON_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+                 ast.Call, ast.keyword, ast.Attribute, ast.Name, ast.Constant, ast.Subscript,
+                 ast.Slice, ast.Tuple, ast.List, ast.expr_context, ast.operator, ast.unaryop,
+                 ast.boolop, ast.cmpop)
+# The modules of torch whose functions a reference may call (and torch's own).
+_TORCH_MODULES = frozenset({"nn.functional", "special", "linalg", "fft"})
+# Functions of torch itself that write files or change torch's state for everything after.
+_TORCH_SIDE_EFFECTS = frozenset({"save", "load", "from_file", "compile", "export", "seed",
+                                 "manual_seed"})
+
+
+def _python_problem(node: ast.AST, names: set[str], string_values: set[int]) -> str | None:
+    """What is wrong with one node of a reference, or None."""
+    if not isinstance(node, _PYTHON_NODES):
+        return f"uses {type(node).__name__.lower()} syntax; a reference is one expression of arithmetic, " \
+               "comparisons, calls and indexing"
+    if isinstance(node, ast.Name) and node.id not in names and node.id != "torch":
+        return f"uses {node.id!r}, which is neither an argument ({', '.join(sorted(names))}) nor torch"
+    if isinstance(node, ast.Attribute):
+        if node.attr.startswith("_"):
+            return f"reaches {node.attr!r}; only public attributes, not ones starting with '_'"
+        if node.attr.endswith("_"):
+            return f"calls {node.attr!r}, which changes its tensor in place; use {node.attr[:-1]!r}"
+        path = _dotted(node)
+        if path and path[0] == "torch" and ".".join(path[1:]) not in _TORCH_MODULES | {"nn"}:
+            module = ".".join(path[1:-1])
+            if module and module not in _TORCH_MODULES:
+                return f"reaches {'.'.join(path)}; use torch's functions, torch.nn.functional's, " \
+                       "torch.special's, torch.linalg's or torch.fft's"
+            if not module and (path[-1] in _TORCH_SIDE_EFFECTS or path[-1].startswith(("set_", "use_"))):
+                return f"calls torch.{path[-1]}, which reads or writes files or torch's settings"
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) \
+            and id(node) not in string_values:
+        return f"holds the string {node.value!r}; strings are allowed only as the value of a mode " \
+               f"keyword ({', '.join(sorted(STRING_KEYWORDS))}), e.g. approximate='tanh'"
+    return None
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    """['torch', 'nn', 'functional', 'gelu'] for torch.nn.functional.gelu; None if not names."""
+    path = []
+    while isinstance(node, ast.Attribute):
+        path.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(path)]
 
 
 def parentheses_balance(text: str) -> bool:
@@ -206,7 +282,7 @@ NON_DIFFERENTIABLE = "non_differentiable"
 
 def parse_gradients(gradients: str, params: list[dict[str, Any]],
                     names: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """'x: alpha * grad; m: non_differentiable' -> ([{input, formula, reads}], ['m']), validated.
+    """'x: alpha * grad; m: non_differentiable' -> ([{input, formula, cpp, reads}], ['m']), validated.
 
     Every tensor input needs a formula, or `non_differentiable`: an input left out would get
     no gradient (None) without a word. `reads` lists the tensor inputs a formula reads: the
@@ -214,7 +290,10 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]],
     arguments and grad).
     """
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
-    names = names if names is not None else {p["name"] for p in params} | {"grad"}
+    if names is None:
+        names = {**formula_names(params), "grad": cpp_expression.FLOAT}
+    elif not isinstance(names, dict):
+        names = dict.fromkeys(names, cpp_expression.FLOAT)
     grads, declared, non_differentiable = [], [], []
     for piece in filter(str.strip, gradients.split(";")):
         if ":" not in piece:
@@ -232,8 +311,9 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]],
         if expression == NON_DIFFERENTIABLE:
             non_differentiable.append(name)
             continue
-        used = check_cpp_expression(f"gradient of {name}", expression, names)
-        grads.append({"input": name, "formula": expression, "reads": [t for t in tensors if t in used]})
+        formula = cpp_formula(f"gradient of {name}", expression, names)
+        grads.append({"input": name, "formula": expression, "cpp": formula.cpp,
+                      "reads": [t for t in tensors if t in formula.used]})
     missing = [name for name in tensors if name not in declared]
     if missing:
         raise SpecError(
@@ -259,10 +339,15 @@ def gradients_text(grads: list[dict[str, Any]], non_differentiable: list[str]) -
 
 
 def check_answer_text(key: str, value: Any) -> None:
-    """Refuse control characters and Jinja, string, comment or shell syntax in an answer."""
+    """Refuse control characters and Jinja, string, comment or shell syntax in an answer.
+
+    A reference may hold quotes: check_python_expression allows strings in it only as
+    keyword values, and it is pasted only into Python, as ast.unparse writes it.
+    """
+    never = _NEVER_IN_REFERENCES if key == "reference" else _NEVER
     for text in value if isinstance(value, list) else [value]:
-        if isinstance(text, str) and _NEVER.search(text):
-            bad = sorted(set(_NEVER.findall(text)))
+        if isinstance(text, str) and never.search(text):
+            bad = sorted(set(never.findall(text)))
             raise SpecError(f"{key} {text!r} contains {''.join(bad)!r}; no answer may hold control "
                             "characters, quotes, braces, '$', '`', '\\' or '#'")
 
@@ -275,36 +360,6 @@ def check_backward_dtypes(answers: dict[str, Any]) -> None:
         given = f"--out-dtype {out_dtype}" if out_dtype != "same" else f"--dtypes {','.join(dtypes)}"
         raise SpecError(f"{given}: backward kernels need floating inputs and an output of the same "
                         "dtype; pass --no-backward, or choose floating --dtypes and no --out-dtype")
-
-
-def why_not_python(forward: str, names: set[str]) -> str | None:
-    """Why a C++ forward formula cannot serve as the PyTorch reference, or None if it can."""
-    if "?" in forward:
-        return "uses C++'s ?: operator, which Python does not have (use torch.where)"
-    try:
-        check_python_expression("forward", forward, names)
-    except SpecError as error:
-        reason = str(error).removeprefix(f"forward {forward!r} ")
-        return f"is not a PyTorch expression too (as Python, it {reason})"
-    return None
-
-
-# C math functions with a torch function of the same meaning, for suggesting a reference.
-_TORCH_NAMES = {**{name: name for name in """exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan
-    asin acos atan sinh cosh tanh asinh acosh atanh erf erfc floor ceil trunc lgamma pow atan2
-    hypot fmax fmin copysign fmod abs rsqrt""".split()}, "fabs": "abs"}
-
-
-def suggested_reference(forward: str, names: set[str]) -> str:
-    """The forward formula in PyTorch, where a spelling change makes it one; else an example."""
-    suggestion = re.sub(r"(?<![\w.])([A-Za-z_]\w*)(?=\s*\()",
-                        lambda m: f"torch.{_TORCH_NAMES[m[1]]}" if m[1] in _TORCH_NAMES else m[1], forward)
-    suggestion = re.sub(r"(\d\.?\d*(?:[eE][+-]?\d+)?)[fF]\b", r"\1", suggestion)  # 0.5f -> 0.5
-    try:
-        check_python_expression("reference", suggestion, names)
-        return suggestion
-    except SpecError:
-        return "torch.where(x > 0, x, 0)" if "?" in forward else "torch.tanh(x)"
 
 
 def check_dtypes(dtypes: list[str]) -> None:

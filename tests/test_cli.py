@@ -87,7 +87,7 @@ def test_answers_record_a_real_git_source_and_version_never_a_staging_path(opgen
     assert op["name"] == "my_op" and op["kind"] == "elementwise"
     assert op["params"] == [{"name": "x", "type": "Tensor", "default": None},
                             {"name": "alpha", "type": "float", "default": 2.0}]
-    assert op["gradients"] == [{"input": "x", "formula": "alpha * grad", "reads": []}]
+    assert op["gradients"] == [{"input": "x", "formula": "alpha * grad", "cpp": "alpha * grad", "reads": []}]
     assert op["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
 
 
@@ -196,10 +196,15 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "my_op", "--signature", "x: int"], "needs a type"),
         (["new", "my_op", "--forward", "{{ 7 * 7 }}"], "contains"),
         (["new", "my_op", "--forward", "x; system(0)"], "contains"),
-        (["new", "my_op", "--reference", "__import__('os')"], "contains"),
+        (["new", "my_op", "--reference", "__import__('os')"], "uses '__import__', which is neither"),
+        (["new", "my_op", "--reference", "torch.os.system(torch.__name__) + x"], "reaches torch.os.system"),
+        (["new", "my_op", "--reference", "torch.save(x, f='out') or x"], "calls torch.save"),
+        (["new", "my_op", "--reference", "x.numpy().tofile('out') or x"], "holds the string 'out'"),
         (["new", "my_op", "--forward", "alpha * y"], "uses 'y'"),
         (["new", "my_op", "--gradients", "y: grad"], "not a tensor argument"),
-        (["new", "my_op", "--forward", "x > 0 ? x : 0"], "pass --reference"),
+        (["new", "my_op", "--forward", "round(x)", "--gradients", "x: 0"],
+         "--forward 'round(x)' calls round, which torch computes differently (torch.round rounds halves "
+         "to even), so it has no PyTorch twin for the tests to check it against; pass --reference"),
         (["new", "my_op", "--no-backward", "--gradients", "x: grad"], "contradict"),
         (["new", "my_op", "--signature", "x: Tensor, alpha: float = True"], "is True, not a number"),
         (["new", "my_op", "--signature", "x: Tensor, alpha: float = 1e400"],
@@ -219,10 +224,9 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "my_op", "-o", "/etc/hostname/sub"], "/etc/hostname is a file"),
         (["new", "my_op", "--kind", "matmul", "--gradients", "a: grad"], "does not apply to --kind matmul"),
         (["new", "my_op", "--channels", "a, b"], "--channels 'a, b' does not apply to --kind elementwise"),
-        (["new", "my_op", "--signature", "x: Tensor", "--forward", "exp(x)",
-          "--gradients", "x: grad * exp(x)"],
-         "so it cannot serve as the tests' reference; pass --reference with the same op in PyTorch, "
-         "e.g. --reference 'torch.exp(x)'"),
+        (["new", "my_op", "--signature", "x: Tensor", "--forward", "cbrt(x)",
+          "--gradients", "x: grad / (3 * cbrt(x) * cbrt(x))"],
+         "calls cbrt, which torch has no function for, so it has no PyTorch twin"),
         (["new", "my_op", "--dtypes", "uint8", "--signature", "x: Tensor", "--forward", "x"],
          "--dtypes uint8: backward kernels need floating inputs"),
         (["new"], "Missing argument 'NAME'"),
@@ -317,7 +321,7 @@ def test_logical_operators_stay_allowed_in_expressions(opgen, tmp_path):
     result = opgen("new", "band", "--signature", "x: Tensor", "--forward", "x > 0 && x < 1 ? x : 0",
                    "--reference", "torch.where((x > 0) & (x < 1), x, 0)", "--no-backward")
     assert result.exit_code == 0, result.output
-    assert "return x > 0 && x < 1 ? x : 0;" in (tmp_path / "band" / "csrc" / "band_math.h").read_text()
+    assert "return x > acc_t(0) && x < acc_t(1) ? x : acc_t(0);" in (tmp_path / "band" / "csrc" / "band_math.h").read_text()
 
 
 WORKTREE = Path(opgen.__file__).resolve().parent.parent

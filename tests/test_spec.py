@@ -120,11 +120,11 @@ def test_gradients_are_parsed_against_the_signature():
     params = parse_signature("a: float, x: Tensor, b: Tensor")
     # In the signature's order, with the tensors each formula reads.
     assert parse_gradients("b: grad * x; x: a * grad", params) == ([
-        {"input": "x", "formula": "a * grad", "reads": []},
-        {"input": "b", "formula": "grad * x", "reads": ["x"]},
+        {"input": "x", "formula": "a * grad", "cpp": "a * grad", "reads": []},
+        {"input": "b", "formula": "grad * x", "cpp": "grad * x", "reads": ["x"]},
     ], [])
     declared = parse_gradients("x: a * grad; b: non_differentiable", params)
-    assert declared == ([{"input": "x", "formula": "a * grad", "reads": []}], ["b"])
+    assert declared == ([{"input": "x", "formula": "a * grad", "cpp": "a * grad", "reads": []}], ["b"])
     for bad, says in [
         ("a: grad", "not a tensor argument"),
         ("x: grad; x: grad", "twice"),
@@ -209,7 +209,8 @@ def test_a_record_of_an_older_opgen_reads_as_a_one_op_project():
                                                           if k != "op_name"}, "exact": False}
     record = read_project(old)
     assert record["package"] == "my_op" and [op["name"] for op in record["ops"]] == ["my_op"]
-    assert record["ops"][0]["gradients"] == [{"input": "x", "formula": "alpha * grad", "reads": []}]
+    assert record["ops"][0]["gradients"] == [{"input": "x", "formula": "alpha * grad", "cpp": "alpha * grad",
+                                                 "reads": []}]
 
 
 @pytest.mark.parametrize("names, says", [

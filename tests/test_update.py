@@ -66,8 +66,9 @@ def release_v2(repo: Path) -> None:
     assert first_line in kernel.read_text()
     kernel.write_text(kernel.read_text().replace(first_line, first_line + " (template v2)"))
     math = repo / "templates" / "kinds" / "elementwise" / "math.h.jinja"  # csrc/<op>_math.h
-    assert "  return {{forward}};\n" in math.read_text()
-    math.write_text(math.read_text().replace("  return {{forward}};\n", "  return ({{forward}});  // v2\n"))
+    line = "  return {{ op.forward_cpp | default(forward) }};\n"
+    assert line in math.read_text()
+    math.write_text(math.read_text().replace(line, "  return ({{ op.forward_cpp | default(forward) }});  // v2\n"))
     set_version(repo, "2.0.0")
     git(repo, "commit", "-qam", "template v2")
     git(repo, "add", "-A")

@@ -8,12 +8,11 @@ from ..spec import (
     MOST_ARGUMENTS,
     SpecError,
     check_backward_dtypes,
-    check_cpp_expression,
     check_python_expression,
+    cpp_formula,
+    formula_names,
     gradients_text,
     parse_gradients,
-    suggested_reference,
-    why_not_python,
 )
 
 NAME = "elementwise"
@@ -37,16 +36,14 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     if "forward" not in answers:
         raise SpecError(f"--signature {answers['signature']!r} was given without --forward, and the "
                         "default formula uses x and alpha; pass --forward 'C++ expression'")
-    check_cpp_expression("forward", answers["forward"], names)
-    # The formula is its own reference where it reads the same in PyTorch.
-    reason = why_not_python(answers["forward"], names)
-    settle("reference", answers["forward"] if reason is None else None,
-           "the same op as a PyTorch expression")
+    forward = cpp_formula("forward", answers["forward"], formula_names(params), tensors)
+    # The formula in PyTorch is the tests' reference, unless the user gives one.
+    settle("reference", forward.torch, "the same op as a PyTorch expression")
     if "reference" not in answers:
-        raise SpecError(f"--forward {answers['forward']!r} {reason}, so it cannot serve as the tests' "
-                        "reference; pass --reference with the same op in PyTorch, e.g. --reference "
-                        f"'{suggested_reference(answers['forward'], names)}'")
-    check_python_expression("reference", answers["reference"], names)
+        raise SpecError(f"--forward {answers['forward']!r} {forward.why_not_torch}, so it has no PyTorch "
+                        "twin for the tests to check it against; pass --reference with the same op in "
+                        "PyTorch over the arguments")
+    answers["reference"] = check_python_expression("reference", answers["reference"], names)
     if answers["backward"]:
         check_backward_dtypes(answers)
         # The default gradient belongs to the default formula over the default tensors.
@@ -61,14 +58,14 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         grads, non_differentiable = parse_gradients(answers["gradients"], params)
         # The backward op's schema: grad, the tensors the formulas read, the float scalars.
         reads = {name for g in grads for name in g["reads"]}
-        count = 1 + len(reads) + sum(p["type"] == "float" for p in params)
+        count = 1 + len(reads) + sum(p["type"] != "Tensor" for p in params)
         if count > MOST_ARGUMENTS:
             raise SpecError(f"--gradients {answers['gradients']!r}: the backward op would take {count} "
                             f"arguments (grad, {len(reads)} tensors its formulas read, the floats), and "
                             f"a PyTorch op takes at most {MOST_ARGUMENTS}; read fewer tensors")
     else:
         grads, non_differentiable = [], []
-    return {"forward": answers["forward"], "gradients": grads,
+    return {"forward": answers["forward"], "forward_cpp": forward.cpp, "gradients": grads,
             "non_differentiable": non_differentiable}
 
 

@@ -28,7 +28,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                         "drop --exact (or keep matmul out of an --exact project)")
     a, b = (p["name"] for p in params)
     settle("reference", f"{a} @ {b}", "the same op as a PyTorch expression")
-    check_python_expression("reference", answers["reference"], {a, b})
+    answers["reference"] = check_python_expression("reference", answers["reference"], {a, b})
     return {}  # no fields of its own: the two matrices are its params
 
 

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from ..naming import CPP_KEYWORDS
-from ..spec import FORMULA_NAMES, SpecError, check_cpp_expression, check_python_expression
+from ..cpp_expression import FLOAT
+from ..spec import FORMULA_NAMES, SpecError, check_python_expression, cpp_formula, formula_names
 
 NAME = "pixel"
 SUMMARY = "y[...] = f(x[..., channel 0], x[..., channel 1], ...) over channel-packed images"
@@ -49,9 +50,10 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         raise SpecError("pixel ops have no backward kernels yet; pass --no-backward")
     settle("channels", DEFAULTS["channels"], "the channels of the image's last dimension")
     channels = parse_channels(answers["channels"], params)
-    scalars = {p["name"] for p in params if p["type"] == "float"}
+    scalars = {name: kind for name, kind in formula_names(params).items() if name not in images}
     settle("forward", DEFAULTS["forward"], "C++ expression for one output value, over the channels")
-    check_cpp_expression("forward", answers["forward"], set(channels) | scalars)
+    forward = cpp_formula("forward", answers["forward"], {**dict.fromkeys(channels, FLOAT),
+                                                          **scalars})
     default_reference = (DEFAULTS["reference"] if answers["forward"] == DEFAULTS["forward"]
                          and answers["signature"] == DEFAULTS["signature"] else None)
     settle("reference", default_reference, "the same op as a PyTorch expression over the image")
@@ -61,8 +63,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         example = " + ".join(f"{image}[..., {i}]" for i in range(len(channels)))
         raise SpecError(f"--forward {answers['forward']!r} is over channels, which the PyTorch reference "
                         f"cannot name; pass --reference indexing the image, e.g. --reference '{example}'")
-    check_python_expression("reference", answers["reference"], {p["name"] for p in params})
-    return {"channels": channels, "forward": answers["forward"]}
+    reference = check_python_expression("reference", answers["reference"], {p["name"] for p in params})
+    answers["reference"] = reference
+    return {"channels": channels, "forward": answers["forward"], "forward_cpp": forward.cpp}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:

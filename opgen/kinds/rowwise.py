@@ -21,8 +21,8 @@ from ..spec import (
     MOST_ARGUMENTS,
     NON_DIFFERENTIABLE,
     SpecError,
-    check_cpp_expression,
     check_python_expression,
+    cpp_formula,
     gradients_text,
     parentheses_balance,
     parse_gradients,
@@ -90,7 +90,7 @@ def defaults(answers: dict[str, Any]) -> dict[str, Any]:
 
 def parse_reductions(what: str, text: str, names: set[str],
                      stages: dict[str, int] | None = None) -> list[dict[str, Any]]:
-    """'m = max(x); z = sum(exp(x - m))' -> [{name, op, expression, stage}], each checked over
+    """'m = max(x); z = sum(exp(x - m))' -> [{name, op, expression, cpp, stage}], each checked over
     `names` and the reductions before it.
 
     A reduction's stage is one past the latest stage of the reductions it reads (0 when it
@@ -112,9 +112,10 @@ def parse_reductions(what: str, text: str, names: set[str],
         if name in known:
             raise SpecError(f"{what}: {name!r} is already an argument, a reduction or one of "
                             f"{', '.join(KIND_NAMES)}; name the reduction otherwise")
-        used = check_cpp_expression(f"{what} {name!r}", expression, known)
-        stage = 1 + max((stages[u] for u in used if u in stages), default=-1)
-        reductions.append({"name": name, "op": op, "expression": expression, "stage": stage})
+        formula = cpp_formula(f"{what} {name!r}", expression, known)
+        stage = 1 + max((stages[u] for u in formula.used if u in stages), default=-1)
+        reductions.append({"name": name, "op": op, "expression": expression, "cpp": formula.cpp,
+                           "stage": stage})
         stages[name] = stage
         known.add(name)
     return reductions
@@ -186,13 +187,13 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     if "forward" not in answers:
         raise SpecError("--forward is needed with --reductions: a C++ expression over the element, the "
                         "reductions, n and the scalars")
-    check_cpp_expression("--forward", answers["forward"], forward_names)
+    forward = cpp_formula("--forward", answers["forward"], forward_names)
     # The reference spells the same op in PyTorch: another spelling keeps the formulas' defaults.
     settle("reference", base.get("reference"), "the same op as a PyTorch expression")
     if "reference" not in answers:
         raise SpecError("--reference is needed with your own formulas: the op in PyTorch over whole "
                         "tensors, e.g. 'x / x.norm(dim=-1, keepdim=True)'")
-    check_python_expression("reference", answers["reference"], set(tensors) | scalars)
+    answers["reference"] = check_python_expression("reference", answers["reference"], set(tensors) | scalars)
 
     grad_reductions: list[dict[str, str]] = []
     grads: list[dict[str, str]] = []
@@ -215,7 +216,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
                             f"arguments and a PyTorch op takes at most {MOST_ARGUMENTS}")
     return {"preset": preset, "columns": columns, "reductions": reductions,
-            "forward": answers["forward"], "grad_reductions": grad_reductions,
+            "forward": answers["forward"], "forward_cpp": forward.cpp, "grad_reductions": grad_reductions,
             "gradients": grads, "non_differentiable": non_differentiable}
 
 

@@ -22,11 +22,70 @@
 
 namespace rms_norm {
 
+#if !defined(__CUDACC__)
+// The C++ math functions, overloaded for float and double. Without these, exp(x) on a
+// float would call C's exp(double): computed in double, and slower.
+using std::abs;
+using std::acos;
+using std::acosh;
+using std::asin;
+using std::asinh;
+using std::atan;
+using std::atan2;
+using std::atanh;
+using std::cbrt;
+using std::ceil;
+using std::copysign;
+using std::cos;
+using std::cosh;
+using std::erf;
+using std::erfc;
+using std::exp;
+using std::exp2;
+using std::expm1;
+using std::fabs;
+using std::floor;
+using std::fma;
+using std::fmax;
+using std::fmin;
+using std::fmod;
+using std::hypot;
+using std::lgamma;
+using std::log;
+using std::log10;
+using std::log1p;
+using std::log2;
+using std::pow;
+using std::round;
+using std::sin;
+using std::sinh;
+using std::sqrt;
+using std::tan;
+using std::tanh;
+using std::tgamma;
+using std::trunc;
+#endif
+
 #if !defined(__CUDA_ARCH__)
 // rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
 inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
 inline double rsqrt(double v) { return 1.0 / std::sqrt(v); }
 #endif
+
+// min, max and clamp as torch.minimum, torch.maximum and torch.clamp compute them: NaN in,
+// NaN out (fmin and fmax return the other argument instead).
+template <typename T>
+RMS_NORM_HOST_DEVICE T min(T a, T b) {
+  return (a < b || a != a) ? a : b;
+}
+template <typename T>
+RMS_NORM_HOST_DEVICE T max(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+template <typename T>
+RMS_NORM_HOST_DEVICE T clamp(T v, T low, T high) {
+  return min(max(v, low), high);
+}
 
 // ms = mean(x * x) over the row
 template <typename acc_t>
