@@ -323,7 +323,8 @@ class _Parser:
         self.take(")")
         expected = 1 if name == CAST else MATH_FUNCTIONS[name]
         if len(arguments) != expected:
-            raise ExpressionError(f"{function.text}() takes {expected} argument{'s' if expected > 1 else ''}, "
+            plural = "s" if expected > 1 else ""
+            raise ExpressionError(f"{function.text}() takes {expected} argument{plural}, "
                                   f"not {len(arguments)}")
         tensor = any(a.tensor for a in arguments)
         if name == CAST:

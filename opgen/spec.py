@@ -18,7 +18,7 @@ from .naming import CPP_KEYWORDS
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
-ANNOTATIONS = ("Tensor", "float")
+ANNOTATIONS = ("Tensor", "float", "int", "bool")
 
 MATH_FUNCTIONS = frozenset(cpp_expression.MATH_FUNCTIONS)
 
@@ -78,19 +78,20 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
         ) from None
     arguments = function.args
     if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
-        raise SpecError("signature: only plain 'name: Tensor' and 'name: float' arguments are supported")
+        raise SpecError("signature: only plain 'name: type' arguments are supported (Tensor, float, int, "
+                        "bool)")
     params = []
     defaults = [None] * (len(arguments.args) - len(arguments.defaults)) + list(arguments.defaults)
     for arg, default in zip(arguments.args, defaults, strict=True):
         annotation = arg.annotation.id if isinstance(arg.annotation, ast.Name) else None
         if annotation not in ANNOTATIONS:
-            raise SpecError(f"signature: argument {arg.arg!r} needs a type, ': Tensor' or ': float'")
+            raise SpecError(f"signature: argument {arg.arg!r} needs a type: Tensor, float, int or bool")
         _check_argument_name(arg.arg)
         default_value = None
         if default is not None:
             if annotation == "Tensor":
                 raise SpecError(f"signature: tensor argument {arg.arg!r} cannot have a default")
-            default_value = _parse_default(arg.arg, default, code)
+            default_value = _parse_default(arg.arg, annotation, default, code)
         params.append({"name": arg.arg, "type": annotation, "default": default_value})
     names = [p["name"] for p in params]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -105,14 +106,27 @@ def parse_signature(signature: str) -> list[dict[str, Any]]:
     return params
 
 
-def _parse_default(name: str, node: ast.expr, code: str) -> float:
-    """A float argument's default: a finite number, written as Python writes numbers."""
+def _parse_default(name: str, annotation: str, node: ast.expr, code: str) -> float | int | bool:
+    """A scalar argument's default: a finite float, an int or a bool, as Python writes it."""
     source = ast.get_source_segment(code, node) or ast.unparse(node)
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError):
         value = None
-    # bool is an int to Python, and True is no number a user means as a float default.
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            raise SpecError(f"signature: the default of {name!r} is {source}, not True or False; "
+                            f"write '{name}: bool = True'")
+        return value
+    # bool is an int to Python, and True is no number a user means as a default.
+    if annotation == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SpecError(f"signature: the default of {name!r} is {source}, not an integer; "
+                            f"write an integer, e.g. '{name}: int = 2'")
+        if not -2**63 <= value < 2**63:
+            raise SpecError(f"signature: the default of {name!r} is {source}, which is not a 64-bit "
+                            "integer (a PyTorch int); give one between -2**63 and 2**63 - 1")
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SpecError(f"signature: the default of {name!r} is {source}, not a number; "
                         f"write a number, e.g. '{name}: float = 2.0'")

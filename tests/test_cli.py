@@ -193,7 +193,7 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "my_op", "--out-dtype", "$(id)"], "Invalid value for '--out-dtype'"),
         (["new", "my_op", "--kind", "conv2d"], "Invalid value for '--kind'"),
         (["new", "my_op", "--dtypes", "float8"], "--dtypes 'float8': choose distinct names"),
-        (["new", "my_op", "--signature", "x: int"], "needs a type"),
+        (["new", "my_op", "--signature", "x: Tensor, s: str"], "needs a type"),
         (["new", "my_op", "--forward", "{{ 7 * 7 }}"], "contains"),
         (["new", "my_op", "--forward", "x; system(0)"], "contains"),
         (["new", "my_op", "--reference", "__import__('os')"], "uses '__import__', which is neither"),
@@ -321,7 +321,8 @@ def test_logical_operators_stay_allowed_in_expressions(opgen, tmp_path):
     result = opgen("new", "band", "--signature", "x: Tensor", "--forward", "x > 0 && x < 1 ? x : 0",
                    "--reference", "torch.where((x > 0) & (x < 1), x, 0)", "--no-backward")
     assert result.exit_code == 0, result.output
-    assert "return x > acc_t(0) && x < acc_t(1) ? x : acc_t(0);" in (tmp_path / "band" / "csrc" / "band_math.h").read_text()
+    math = (tmp_path / "band" / "csrc" / "band_math.h").read_text()
+    assert "return x > acc_t(0) && x < acc_t(1) ? x : acc_t(0);" in math
 
 
 WORKTREE = Path(opgen.__file__).resolve().parent.parent

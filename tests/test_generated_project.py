@@ -162,3 +162,40 @@ def test_arguments_may_take_any_name_the_generated_code_uses_that_opgen_accepts(
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
     result = run_project_tests(python, project, "-x")
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_int_and_bool_scalars_literals_and_branches(python, projects):
+    # One project, three ops: int and bool scalars with both branches of a bool tested; the
+    # same op with a wrong branch, which only the other scalar values catch; and literals,
+    # which compute in the kernel's type (0.1 was a double: float32 ops computed in double).
+    project = render(projects, "scalars", "--op", "signed_power", "--signature",
+                     "x: Tensor, n: int = 3, flip: bool = False, alpha: float = 0.5",
+                     "--forward", "flip ? -alpha * pow(x, n) : alpha * pow(x, n)",
+                     "--gradients", "x: (flip ? -grad : grad) * alpha * n * pow(x, n - 1)")
+    add(project, "wrong_branch", "--signature",
+          "x: Tensor, n: int = 3, flip: bool = False, alpha: float = 0.5",
+          "--forward", "alpha * pow(x, n)",  # ignores flip
+          "--reference", "-alpha * torch.pow(x, n) if flip else alpha * torch.pow(x, n)",
+          "--no-backward")
+    add(project, "tenth", "--signature", "x: Tensor", "--forward", "x * 0.1", "--no-backward")
+    assert "return x * acc_t(0.1);" in (project / "csrc" / "tenth_math.h").read_text()
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    result = run_project_tests(python, project)
+    failed = failed_tests(result.stdout)
+    assert failed == {"test_other_scalar_values_match_float64_reference"}, result.stdout[-3000:]
+    assert "tests/test_wrong_branch.py::test_other_scalar_values" in result.stdout
+    # float32 as eager computes it: in float32, bit for bit.
+    same = subprocess.run([str(python), "-c", (
+        "import torch, scalars; x = torch.randn(1 << 16); "
+        "assert torch.equal(scalars.tenth(x), x * 0.1); "
+        "torch.testing.assert_close(scalars.signed_power(x, 2, True, 0.25), -0.25 * x * x)")],
+        cwd=project, capture_output=True, text=True)
+    assert same.returncode == 0, same.stderr[-2000:]
+
+
+def add(project: Path, name: str, *options: str) -> None:
+    """`opgen add NAME -p PROJECT OPTIONS...` in this process."""
+    try:
+        main(["add", name, "-p", str(project), *options])
+    except SystemExit as exit_:
+        assert exit_.code in (0, None)

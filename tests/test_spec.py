@@ -3,11 +3,13 @@
 import pytest
 
 from opgen.answers import collect_op, options_of
+from opgen.cpp_expression import BOOL, FLOAT, INT
 from opgen.model import project_record, read_project
 from opgen.spec import (
     SpecError,
     check_cpp_expression,
     check_python_expression,
+    cpp_formula,
     parse_gradients,
     parse_signature,
 )
@@ -49,7 +51,7 @@ def test_parses_a_signature_in_call_order():
     [
         ("", "empty"),
         ("alpha: float", "no tensor argument"),
-        ("x: int", "needs a type"),
+        ("x: str", "needs a type"),
         ("x", "needs a type"),
         ("x: Tensor = 1", "cannot have a default"),
         ("x: Tensor, x: Tensor", "'x' appears twice"),
@@ -233,3 +235,49 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
     del record["ops"][0]["params"]
     with pytest.raises(SpecError, match="op 1 is malformed"):
         read_project(record)
+
+
+@pytest.mark.parametrize(
+    ("formula", "cpp", "torch"),
+    [
+        # Literals compute in acc_t: a double literal made float kernels compute in double.
+        ("0.5 * x * (1 + tanh(0.79788 * (x + 0.044715 * x * x * x)))",
+         "acc_t(0.5) * x * (acc_t(1) + tanh(acc_t(0.79788) * (x + acc_t(0.044715) * x * x * x)))",
+         "0.5 * x * (1 + torch.tanh(0.79788 * (x + 0.044715 * x * x * x)))"),
+        ("x > 0 ? x : 0.01f * x", "x > acc_t(0) ? x : acc_t(0.01) * x", "torch.where(x > 0, x, 0.01 * x)"),
+        ("expf(-x) + fminf(x, 1.0f)", "exp(-x) + fmin(x, acc_t(1.0))",
+         "torch.exp(-x) + torch.fmin(x, torch.tensor(1.0, dtype=torch.float64))"),
+        ("min(x, 0) + max(x, y)", "min(x, acc_t(0)) + max(x, y)",
+         "torch.clamp(x, max=0) + torch.maximum(x, y)"),
+        ("clamp(x, -1, alpha)", "clamp(x, acc_t(-1), alpha)", "torch.clamp(x, -1, alpha)"),
+        ("pow(x, 2) * pow(x, n)", "pow(x, 2) * pow(x, acc_t(n))", "torch.pow(x, 2) * torch.pow(x, n)"),
+        ("n / 2 * x + (n + 1) * x", "n / acc_t(2) * x + (n + 1) * x", "n / 2 * x + (n + 1) * x"),
+        ("flip ? -x : x", "flip ? -x : x", "-x if flip else x"),
+        ("(x > 0) & (y < 1) ? grad : 0", "(x > acc_t(0)) & (y < acc_t(1)) ? grad : acc_t(0)",
+         "torch.where((x > 0) & (y < 1), grad, 0)"),
+        ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.tensor(alpha, dtype=torch.float64)) * x"),
+        ("round(x)", "round(x)", None),
+    ],
+)
+def test_formulas_are_written_in_cpp_with_literals_in_acc_t_and_in_pytorch(formula, cpp, torch):
+    names = {"x": FLOAT, "y": FLOAT, "grad": FLOAT, "alpha": FLOAT, "n": INT, "flip": BOOL}
+    written = cpp_formula("forward", formula, names, {"x", "y", "grad"})
+    assert (written.cpp, written.torch) == (cpp, torch)
+
+
+def test_integer_division_is_refused_where_cpp_and_python_disagree():
+    with pytest.raises(SpecError, match="'n / m' divides two integers, which C.. truncates"):
+        cpp_formula("forward", "x * (n / m)", {"x": FLOAT, "n": INT, "m": INT})
+
+
+def test_int_and_bool_scalars_with_their_defaults():
+    params = parse_signature("x: Tensor, n: int = 0x10, flip: bool = True, a: float = 1")
+    assert [(p["type"], p["default"]) for p in params] == [("Tensor", None), ("int", 16), ("bool", True),
+                                                           ("float", 1.0)]
+    for signature, says in [("x: Tensor, n: int = 1.5", "not an integer"),
+                            ("x: Tensor, n: int = True", "not an integer"),
+                            ("x: Tensor, n: int = 18446744073709551616", "not a 64-bit integer"),
+                            ("x: Tensor, f: bool = 1", "not True or False"),
+                            ("x: Tensor, s: str", "needs a type: Tensor, float, int or bool")]:
+        with pytest.raises(SpecError, match=says):
+            parse_signature(signature)

@@ -68,7 +68,8 @@ def release_v2(repo: Path) -> None:
     math = repo / "templates" / "kinds" / "elementwise" / "math.h.jinja"  # csrc/<op>_math.h
     line = "  return {{ op.forward_cpp | default(forward) }};\n"
     assert line in math.read_text()
-    math.write_text(math.read_text().replace(line, "  return ({{ op.forward_cpp | default(forward) }});  // v2\n"))
+    changed = "  return ({{ op.forward_cpp | default(forward) }});  // v2\n"
+    math.write_text(math.read_text().replace(line, changed))
     set_version(repo, "2.0.0")
     git(repo, "commit", "-qam", "template v2")
     git(repo, "add", "-A")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..naming import CPP_KEYWORDS
 from ..cpp_expression import FLOAT
+from ..naming import CPP_KEYWORDS
 from ..spec import FORMULA_NAMES, SpecError, check_python_expression, cpp_formula, formula_names
 
 NAME = "pixel"

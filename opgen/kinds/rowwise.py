@@ -161,6 +161,10 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                         "than the CPU's; drop --exact")
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
     scalars = {p["name"] for p in params if p["type"] == "float"}
+    other = next((p for p in params if p["type"] in ("int", "bool")), None)
+    if other:
+        raise SpecError(f"--signature {answers['signature']!r}: {other['name']!r} is {other['type']}, and "
+                        "rowwise formulas take float scalars only; make it a float")
 
     settle_formula("columns", "the per-column tensors, shape (N,), e.g. 'weight, bias'")
     columns = [c.strip() for c in (answers.get("columns") or "").split(",") if c.strip()]

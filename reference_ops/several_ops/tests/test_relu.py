@@ -30,7 +30,9 @@ def input_shape(shape: tuple) -> tuple:
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = None
 TENSOR_ARGS = ["x"]
-# The float arguments' values in every test.
+# The scalar arguments' values in every test, and other values for one test: each float
+# negated and halved, each int one more, each bool flipped, so that no branch of the formulas
+# goes untested.
 SCALARS = {}
 GRAD_ARGS = ["x"]
 # The tensors the backward op reads besides the incoming gradient.
@@ -56,9 +58,9 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
     return inputs
 
 
-def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
+def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS).double()
+    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **scalars).double()
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -67,12 +69,12 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
     return tuple(values[name] for name in ["x"])
 
 
-def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
+def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor, scalars: dict = SCALARS) -> None:
     first = inputs[TENSOR_ARGS[0]]
     assert input_shape(out.shape) == first.shape
     assert out.device == first.device
     assert out.dtype == (OUT_DTYPE or first.dtype)
-    torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
+    torch.testing.assert_close(out.double(), float64_reference(inputs, scalars), **TOLERANCES[out.dtype])
 
 
 @pytest.mark.parametrize("device", DEVICES)
