@@ -190,23 +190,25 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"{row['speedup_vs_compile']:.2f}x | {row['percent_of_copy']:.0f}% |")
     with_backward = [(r, dtype, row) for r in results if r.get("kind") not in ("matmul", "rowwise")
                      for dtype, rows in r.get("bench", {}).items() if isinstance(rows, list)
-                     for row in rows if "op_fwd_bwd_us" in row and row["elements"] == 1 << SMALL_LOG2]
+                     for row in rows if "op_fwd_bwd_us" in row]
     if with_backward:
         lines += [
             "",
-            f"Small tensors (2^{SMALL_LOG2} elements), where a call costs its dispatch and launch: the",
-            "forward alone and a forward and backward pass (torch.autograd.grad), medians of",
-            "one call each between two events; x eager is eager PyTorch's time over the op's.",
+            "The forward alone and a forward and backward pass (torch.autograd.grad), medians (at",
+            f"2^{SMALL_LOG2} elements of one call each between two events: a call costs its dispatch and",
+            "launch there); x eager and x compile are their times over the op's.",
             "",
-            "| op | dtype | op fwd µs | eager fwd µs | x eager | op fwd+bwd µs | eager fwd+bwd µs "
-            "| x eager |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| op | dtype | elements | op fwd µs | eager fwd µs | x eager | op fwd+bwd µs "
+            "| eager fwd+bwd µs | compile fwd+bwd µs | x eager | x compile |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for r, dtype, row in with_backward:
             lines.append(
-                f"| {r['op']} | {dtype} | {row['op_us']:.1f} | {row['eager_us']:.1f} | "
-                f"{row['speedup_vs_eager']:.2f}x | {row['op_fwd_bwd_us']:.1f} | "
-                f"{row['eager_fwd_bwd_us']:.1f} | {row['fwd_bwd_speedup_vs_eager']:.2f}x |")
+                f"| {r['op']} | {dtype} | 2^{row['elements'].bit_length() - 1} | {row['op_us']:.1f} | "
+                f"{row['eager_us']:.1f} | {row['speedup_vs_eager']:.2f}x | {row['op_fwd_bwd_us']:.1f} | "
+                f"{row['eager_fwd_bwd_us']:.1f} | {row.get('compile_fwd_bwd_us', float('nan')):.1f} | "
+                f"{row['fwd_bwd_speedup_vs_eager']:.2f}x | "
+                f"{row.get('fwd_bwd_speedup_vs_compile', float('nan')):.2f}x |")
     matmuls = [r for r in results if r.get("kind") == "matmul"]
     if matmuls:
         lines += [
@@ -249,7 +251,8 @@ def markdown(env: dict, results: list[dict]) -> str:
                 lines.append(
                     f"| {r['op']} | {dtype} | {'×'.join(map(str, row['shape']))} | {row['op_us']:.1f} | "
                     f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['percent_of_copy']:.0f}% | "
-                    f"{row.get('op_fwd_bwd_us', float('nan')):.1f} | {row.get('eager_fwd_bwd_us', float('nan')):.1f} | "
+                    f"{row.get('op_fwd_bwd_us', float('nan')):.1f} | "
+                    f"{row.get('eager_fwd_bwd_us', float('nan')):.1f} | "
                     f"{row.get('compile_fwd_bwd_us', float('nan')):.1f} |")
     return "\n".join(lines) + "\n"
 

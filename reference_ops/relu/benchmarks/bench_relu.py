@@ -133,6 +133,7 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
 
     times["op_fwd_bwd"] = median_us(forward_backward(op), device, calls)
     times["eager_fwd_bwd"] = median_us(forward_backward(reference), device, calls)
+    times["compile_fwd_bwd"] = median_us(forward_backward(compiled), device, calls)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()
@@ -147,6 +148,7 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
         "speedup_vs_eager": round(times["eager"] / times["op"], 3),
         "speedup_vs_compile": round(times["compile"] / times["op"], 3),
         "fwd_bwd_speedup_vs_eager": round(times["eager_fwd_bwd"] / times["op_fwd_bwd"], 3),
+        "fwd_bwd_speedup_vs_compile": round(times["compile_fwd_bwd"] / times["op_fwd_bwd"], 3),
     }
 
 
@@ -179,7 +181,8 @@ def main() -> None:
               f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
               f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
               f"{row['speedup_vs_compile']:>9.2f}"
-              f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f} us",
+              f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f} us, "
+              f"compile {row['compile_fwd_bwd_us']:.2f} us",
               flush=True)
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)

@@ -1,0 +1,33 @@
+// gelu_kernel.h: the CUDA launchers of gelu, on raw pointers.
+//
+// No torch types here: the kernels compile with nvcc alone, in about a second. T is the
+// input element type (float, double, __half, __nv_bfloat16); every pointer addresses n
+// contiguous elements.
+// Each launcher enqueues its kernel on `stream` and returns the launch's error code.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gelu_math.h"
+
+namespace gelu {
+
+// The output element type for input element type T.
+template <typename T>
+using Out = T;
+
+// out[i] = forward(in.x[i])
+template <typename T>
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
+
+// grads.x[i] = the gradients at element i, given grad[i]
+template <typename T>
+cudaError_t launch_backward(const T* grad, GradReads<const T*> reads, Grads<T*> grads, int64_t n,
+                            Scalars<double> s, cudaStream_t stream);
+
+}  // namespace gelu

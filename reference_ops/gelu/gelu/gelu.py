@@ -1,0 +1,86 @@
+"""The Python API of gelu: a typed wrapper and fake kernels for tracing.
+
+The kernels are registered in C++ as torch.ops.gelu.gelu, in csrc/gelu.cpp.
+Autograd is registered in C++ too, in csrc/gelu_autograd.cpp.
+This module adds what torch.compile needs on top of them.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["gelu"]
+
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+
+# Looked up once: attribute access on torch.ops costs microseconds per call.
+_forward = torch.ops.gelu.gelu.default
+
+
+def gelu(x: Tensor) -> Tensor:
+    """Elementwise `0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))`, in
+    one kernel.
+
+    Computed in float64 where the input or the output is float64, else in float32.
+
+    Args:
+        x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
+
+    Returns:
+        A new contiguous tensor on x's device, of x's dtype, with the
+        shape of x.
+
+    Differentiable once with respect to x. Double backward raises.
+    """
+    return _forward(x)
+
+
+def _check_tensors(op: str, /, **tensors: Tensor) -> None:
+    """The checks of check_tensors in csrc/gelu.cpp, for tensors without data."""
+    first_name, first = next(iter(tensors.items()))
+    for name, t in tensors.items():
+        torch._check(
+            t.dtype in SUPPORTED_DTYPES,
+            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+        )
+        torch._check(
+            t.dtype == first.dtype,
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
+            ),
+        )
+        torch._check(
+            t.device == first.device,
+            lambda name=name, t=t: (
+                f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
+            ),
+        )
+        torch._check(
+            t.shape == first.shape,
+            lambda name=name, t=t: (
+                f"{op}: {name} has shape {list(t.shape)} but {first_name} has shape "
+                f"{list(first.shape)}"
+            ),
+        )
+
+
+# Fake kernels: the output's metadata, computed without data, so that torch.compile and
+# torch.export can trace through the op. They must agree with the C++ kernels, which
+# return new contiguous tensors.
+@torch.library.register_fake("gelu::gelu")
+def _(x):
+    _check_tensors("gelu", x=x)
+    shape = x.shape
+    return x.new_empty(shape)
+
+
+@torch.library.register_fake("gelu::gelu_backward")
+def _(grad, x):
+    _check_tensors("gelu_backward", grad=grad, x=x)
+    return grad.new_empty(grad.shape)
+
+
+# Autograd is registered in C++ (csrc/gelu_autograd.cpp): the backward is a custom
+# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
