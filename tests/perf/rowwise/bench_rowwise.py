@@ -3,6 +3,10 @@ torch.compile, Liger-Kernel and a device copy, on a CUDA GPU.
 
     python tests/perf/rowwise/bench_rowwise.py [--out DIR] [--skip compile,liger]
                                                [--ops rms,ln,softmax] [--no-check] [--no-time]
+                                               [--variant NAME=path/to/NS.so ...]
+
+--variant times another build of the row kernels beside "ours" (build_ext.py --ns NS
+--library FILE --build-dir DIR builds one, e.g. the last commit's library as a baseline).
 
 Correctness: forward outputs and gradients (dx, dweight, dbias) against float64
 references on random inputs (odd N, unaligned views, zero rows, > 2^31 elements).
@@ -26,42 +30,46 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_ext  # noqa: E402
 
-OPS = torch.ops.rowk_bench if False else None  # set after load
+CHECK_NS = "rowk_bench"  # the build the correctness checks run on (--check-variant: others too)
 
 
 # ---------------------------------------------------------------- autograd wrappers
+# `ns` names the op namespace of a build (torch.ops.<ns>): rowk_bench, or a --variant's.
 class _Rms(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, w, eps):
-        y, rstd = torch.ops.rowk_bench.rms_fwd(x, w, eps)
+    def forward(ctx, x, w, eps, ns):
+        ctx.ob = getattr(torch.ops, ns)
+        y, rstd = ctx.ob.rms_fwd(x, w, eps)
         ctx.save_for_backward(x, w, rstd)
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, w, rstd = ctx.saved_tensors
-        dx, dw = torch.ops.rowk_bench.rms_bwd(g.contiguous(), x, w, rstd)
-        return dx, dw, None
+        dx, dw = ctx.ob.rms_bwd(g.contiguous(), x, w, rstd)
+        return dx, dw, None, None
 
 
 class _Ln(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, w, b, eps):
-        y, mean, rstd = torch.ops.rowk_bench.ln_fwd(x, w, b, eps)
+    def forward(ctx, x, w, b, eps, ns):
+        ctx.ob = getattr(torch.ops, ns)
+        y, mean, rstd = ctx.ob.ln_fwd(x, w, b, eps)
         ctx.save_for_backward(x, w, mean, rstd)
         return y
 
     @staticmethod
     def backward(ctx, g):
         x, w, mean, rstd = ctx.saved_tensors
-        dx, dw, db = torch.ops.rowk_bench.ln_bwd(g.contiguous(), x, w, mean, rstd)
-        return dx, dw, db, None
+        dx, dw, db = ctx.ob.ln_bwd(g.contiguous(), x, w, mean, rstd)
+        return dx, dw, db, None, None
 
 
 class _Smax(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, log):
-        y = (torch.ops.rowk_bench.log_softmax_fwd if log else torch.ops.rowk_bench.softmax_fwd)(x)
+    def forward(ctx, x, log, ns):
+        ctx.ob = getattr(torch.ops, ns)
+        y = (ctx.ob.log_softmax_fwd if log else ctx.ob.softmax_fwd)(x)
         ctx.save_for_backward(y)
         ctx.log = log
         return y
@@ -69,27 +77,27 @@ class _Smax(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        f = torch.ops.rowk_bench.log_softmax_bwd if ctx.log else torch.ops.rowk_bench.softmax_bwd
-        return f(g.contiguous(), y), None
+        f = ctx.ob.log_softmax_bwd if ctx.log else ctx.ob.softmax_bwd
+        return f(g.contiguous(), y), None, None
 
 
 EPS = 1e-6
 
 
-def ours(op):
+def ours(op, ns="rowk_bench"):
     if op == "rms":
-        return lambda x, w, b: _Rms.apply(x, w, EPS)
+        return lambda x, w, b: _Rms.apply(x, w, EPS, ns)
     if op == "ln":
-        return lambda x, w, b: _Ln.apply(x, w, b, EPS)
+        return lambda x, w, b: _Ln.apply(x, w, b, EPS, ns)
     if op == "softmax":
-        return lambda x, w, b: _Smax.apply(x, False)
+        return lambda x, w, b: _Smax.apply(x, False, ns)
     if op == "log_softmax":
-        return lambda x, w, b: _Smax.apply(x, True)
+        return lambda x, w, b: _Smax.apply(x, True, ns)
     raise ValueError(op)
 
 
-def ours_fwd_only(op):
-    ob = torch.ops.rowk_bench
+def ours_fwd_only(op, ns="rowk_bench"):
+    ob = getattr(torch.ops, ns)
     if op == "rms":
         return lambda x, w, b: ob.rms_fwd(x, w, EPS)[0]
     if op == "ln":
@@ -168,7 +176,7 @@ def check_one(op, rows, N, dtype, unaligned=False, log=print):
     for t in params:
         t.requires_grad_(True)
     poison()
-    y = ours(op)(x, w, b)
+    y = ours(op, CHECK_NS)(x, w, b)
     grads = torch.autograd.grad(y, params, g, allow_unused=False)
     # reference
     ref_in = [t.detach().double().requires_grad_(True) for t in params]
@@ -199,8 +207,8 @@ def check_big(log=print):
     x = torch.randn(rows, N, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     g = torch.randn(rows, N, device="cuda", dtype=torch.bfloat16)
-    y, rstd = torch.ops.rowk_bench.rms_fwd(x, w, EPS)
-    dx, dw = torch.ops.rowk_bench.rms_bwd(g, x, w, rstd)
+    y, rstd = getattr(torch.ops, CHECK_NS).rms_fwd(x, w, EPS)
+    dx, dw = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)
     tail = slice(rows - 5, rows)
     xt = x[tail].double().requires_grad_(True)
     yt = F.rms_norm(xt, (N,), w.double(), EPS)
@@ -226,28 +234,31 @@ def safe_check(*args, **kw):
 def run_checks(log):
     ok = True
     shapes = [(1, 1), (5, 7), (3, 8), (33, 300), (64, 1024), (16, 4099), (9, 4096), (7, 16384),
-              (300, 2048), (4, 131072), (2, 65536 + 8), (1, 600000), (0, 4096), (3, 0)]
+              (300, 2048), (4, 131072), (2, 65536 + 8), (1, 600000), (0, 4096), (3, 0),
+              # more row groups than resident blocks (persistent grids, the prefetch ring)
+              (40001, 256), (5003, 4096), (2051, 16384)]
     for op in ("rms", "ln", "softmax", "log_softmax"):
         for dtype in (torch.float32, torch.bfloat16, torch.float64):
             for rows, N in shapes:
                 ok &= safe_check(op, rows, N, dtype, log=log)
             ok &= safe_check(op, 37, 4096, dtype, unaligned=True, log=log)
             ok &= safe_check(op, 5, 131072, dtype, unaligned=True, log=log)
+            ok &= safe_check(op, 5003, 4096, dtype, unaligned=True, log=log)
         ok &= safe_check(op, 129, 4096, torch.float16, log=log)
     # float64 statistics are float64 (the accumulation type), float32 for the others
     xd = torch.randn(4, 256, device="cuda", dtype=torch.float64)
     wd = torch.randn(256, device="cuda", dtype=torch.float64)
-    _, rstd_d = torch.ops.rowk_bench.rms_fwd(xd, wd, EPS)
-    _, rstd_b = torch.ops.rowk_bench.rms_fwd(xd.bfloat16(), wd.bfloat16(), EPS)
+    _, rstd_d = getattr(torch.ops, CHECK_NS).rms_fwd(xd, wd, EPS)
+    _, rstd_b = getattr(torch.ops, CHECK_NS).rms_fwd(xd.bfloat16(), wd.bfloat16(), EPS)
     st_ok = rstd_d.dtype == torch.float64 and rstd_b.dtype == torch.float32
     log(f"  check stat dtypes: float64 -> {rstd_d.dtype}, bfloat16 -> {rstd_b.dtype}" + ("  ok" if st_ok else "  FAIL"))
     ok &= st_ok
     # determinism of the weight gradient
     x, w, _ = make_inputs("rms", 4096, 4096, torch.bfloat16)
     g = torch.randn_like(x)
-    _, rstd = torch.ops.rowk_bench.rms_fwd(x, w, EPS)
-    d1 = torch.ops.rowk_bench.rms_bwd(g, x, w, rstd)[1]
-    d2 = torch.ops.rowk_bench.rms_bwd(g, x, w, rstd)[1]
+    _, rstd = getattr(torch.ops, CHECK_NS).rms_fwd(x, w, EPS)
+    d1 = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)[1]
+    d2 = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)[1]
     same = torch.equal(d1, d2)
     log(f"  check dweight bitwise identical across runs: {same}")
     ok &= same
@@ -284,7 +295,7 @@ def graphed(fn):
     return g.replay, g
 
 
-def time_all(ops, shapes, dtypes, skip, log, results, out_path):
+def time_all(ops, shapes, dtypes, skip, log, results, out_path, variants=()):
     for dtype in dtypes:
         for rows, N in shapes:
             dn = "bf16" if dtype == torch.bfloat16 else "f32"
@@ -297,7 +308,10 @@ def time_all(ops, shapes, dtypes, skip, log, results, out_path):
             for op in ops:
                 x, w, b = make_inputs(op, rows, N, dtype)
                 g = torch.randn_like(x)
-                impls = {"ours": ours(op), "eager": eager(op)}
+                impls = {"ours": ours(op)}
+                for vname, vns in variants:
+                    impls[vname] = ours(op, vns)
+                impls["eager"] = eager(op)
                 if "compile" not in skip:
                     impls["compile"] = torch.compile(eager(op), dynamic=False)
                 if "liger" not in skip and op != "log_softmax":
@@ -313,7 +327,8 @@ def time_all(ops, shapes, dtypes, skip, log, results, out_path):
                         results[key + "/fwdbwd"] = "fails"
                         continue
                     t0 = time.time()
-                    ffwd = ours_fwd_only(op) if name == "ours" else f
+                    vns = dict(variants).get(name, "rowk_bench" if name == "ours" else None)
+                    ffwd = ours_fwd_only(op, vns) if vns else f
                     try:
                         with torch.no_grad():
                             tf = bench(lambda: ffwd(x, w, b))
@@ -361,8 +376,8 @@ def fmt(v):
     return f"{v:8.1f}" if isinstance(v, float) else f"{str(v):>8s}"
 
 
-def table(results, ops, shapes, dtypes, skip):
-    impls = ["ours", "eager"] + [i for i in ("compile", "liger") if i not in skip]
+def table(results, ops, shapes, dtypes, skip, variants=()):
+    impls = ["ours"] + [v for v, _ in variants] + ["eager"] + [i for i in ("compile", "liger") if i not in skip]
     lines = []
     for op in ops:
         for dtype in dtypes:
@@ -392,6 +407,11 @@ def main():
     ap.add_argument("--shapes", default="4096x4096,32768x4096,4096x16384,8x131072")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-time", action="store_true")
+    ap.add_argument("--check-last", action="store_true", help="time first, check after")
+    ap.add_argument("--check-variant", default="",
+                    help="comma-separated --variant names whose builds get the correctness checks too")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=path/to/NS.so: another build (torch.ops.NS) timed beside ours")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     logf = open(os.path.join(a.out, "bench_log.txt"), "a")
@@ -406,16 +426,32 @@ def main():
     log(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, CUDA {torch.version.cuda}, "
         f"{datetime.date.today()}, extension {how}")
     skip = set(s for s in a.skip.split(",") if s)
+    variants = []
+    for v in a.variant:
+        vname, so = v.split("=", 1)
+        torch.ops.load_library(so)
+        variants.append((vname, os.path.basename(so)[: -len(".so")]))
+        log(f"# variant {vname}: torch.ops.{variants[-1][1]} from {so}")
     if "liger" not in skip:
         try:
             import liger_kernel  # noqa: F401
         except Exception as e:  # noqa: BLE001
             log(f"liger fails to import: {e!r}")
     ok = True
-    if not a.no_check:
+
+    def checks():
+        global CHECK_NS
         t0 = time.time()
-        ok = run_checks(log)
+        ok = True
+        for vname, ns in [("ours", "rowk_bench")] + [v for v in variants if v[0] in a.check_variant.split(",")]:
+            CHECK_NS = ns
+            log(f"# correctness of {vname} (torch.ops.{ns})")
+            ok &= run_checks(log)
         log(f"# correctness: {'all ok' if ok else 'FAILURES'} ({time.time() - t0:.0f}s)")
+        return ok
+
+    if not a.no_check and not a.check_last:
+        ok = checks()
     if not a.no_time:
         ops = a.ops.split(",")
         shapes = [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
@@ -423,11 +459,13 @@ def main():
         results = {}
         out_path = os.path.join(a.out, "results.json")
         try:
-            time_all(ops, shapes, dtypes, skip, log, results, out_path)
+            time_all(ops, shapes, dtypes, skip, log, results, out_path, variants)
         except Exception:  # noqa: BLE001
             log(traceback.format_exc())
         log("")
-        log(table(results, ops, shapes, dtypes, skip))
+        log(table(results, ops, shapes, dtypes, skip, variants))
+    if not a.no_check and a.check_last:
+        ok = checks()
     return 0 if ok else 1
 
 

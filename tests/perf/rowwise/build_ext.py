@@ -15,23 +15,31 @@ BUILD = os.path.join(HERE, "build")
 LIBRARY = glob.glob(os.path.join(HERE, "..", "..", "..", "templates", "project", "csrc", "*row_kernels.cuh*"))[0]
 
 
-def stage_library():
-    """Copies the template's row_kernels.cuh into build/, which the sources' include path holds."""
-    os.makedirs(BUILD, exist_ok=True)
-    shutil.copyfile(LIBRARY, os.path.join(BUILD, "row_kernels.cuh"))
+def stage_library(library=None, build_dir=BUILD):
+    """Copies row_kernels.cuh (the template's, or `library`) into build_dir, on the sources' include path."""
+    os.makedirs(build_dir, exist_ok=True)
+    shutil.copyfile(library or LIBRARY, os.path.join(build_dir, "row_kernels.cuh"))
 SOURCES = [os.path.join(HERE, f) for f in ("rowwise_norm.cu", "rowwise_softmax.cu")]
 
 
-def build(verbose=False):
+def build(verbose=False, ns="rowk_bench", library=None, build_dir=BUILD):
+    """Builds the ops into torch.ops.<ns> as build_dir/<ns>.so. Another ns and build_dir (and
+    `library`, another row_kernels.cuh, e.g. the last commit's) build a variant that loads
+    beside the default one (bench_rowwise.py --variant NAME=build_dir/ns.so)."""
     import torch.utils.cpp_extension as ce
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")
-    stage_library()
+    stage_library(library, build_dir)
+    flags = ["-O3", "-std=c++17", "-lineinfo", f"-DROWK_NS={ns}"]
+    if ns != "rowk_bench":
+        # the library's C++ namespace renamed too: two builds in one process must not share
+        # template instances (the plan caches are process-wide unique symbols)
+        flags.append(f"-Drowk={ns}_k")
     return ce.load(
-        name="rowk_bench",
+        name=ns,
         sources=SOURCES,
-        extra_cuda_cflags=["-O3", "-std=c++17", "-lineinfo", "-Xptxas=-v"] if verbose else ["-O3", "-std=c++17", "-lineinfo"],
-        extra_include_paths=[HERE, BUILD],
-        build_directory=BUILD,
+        extra_cuda_cflags=flags + (["-Xptxas=-v"] if verbose else []),
+        extra_include_paths=[HERE, build_dir],
+        build_directory=build_dir,
         is_python_module=False,
         verbose=verbose,
     )
@@ -53,5 +61,12 @@ def load():
 
 
 if __name__ == "__main__":
-    build(verbose="-v" in sys.argv)
-    print("built", os.path.join(BUILD, "rowk_bench.so"))
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-v", action="store_true", help="verbose, with ptxas register reports")
+    ap.add_argument("--ns", default="rowk_bench", help="op namespace and library name")
+    ap.add_argument("--library", default=None, help="another row_kernels.cuh to build")
+    ap.add_argument("--build-dir", default=BUILD)
+    a = ap.parse_args()
+    build(verbose=a.v, ns=a.ns, library=a.library, build_dir=os.path.abspath(a.build_dir))
+    print("built", os.path.join(os.path.abspath(a.build_dir), a.ns + ".so"))

@@ -7,6 +7,13 @@
 #include <c10/cuda/CUDAException.h>
 #include "row_ops.cuh"
 
+// The op namespace (torch.ops.<ns>): another name lets a second build of the library
+// (a variant, or the last commit's) load beside this one in the same process.
+#ifndef ROWK_NS
+#define ROWK_NS rowk_bench
+#endif
+#define RK_BENCH_FRAGMENT(ns, m) TORCH_LIBRARY_FRAGMENT(ns, m)
+
 namespace rowk_bench {
 
 // A (..., N) tensor as rows: keeps its storage when the last dim is contiguous and the

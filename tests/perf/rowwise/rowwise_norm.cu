@@ -52,7 +52,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ln_bwd(const at::Tensor& g_, cons
   return {dx.view(x_.sizes()), dw, db};
 }
 
-TORCH_LIBRARY_FRAGMENT(rowk_bench, m) {
+RK_BENCH_FRAGMENT(ROWK_NS, m) {
   m.def("rms_fwd", &rms_fwd);
   m.def("rms_bwd", &rms_bwd);
   m.def("ln_fwd", &ln_fwd);

@@ -24,7 +24,7 @@ at::Tensor softmax_bwd(const at::Tensor& g, const at::Tensor& y) { return smax_b
 at::Tensor log_softmax_fwd(const at::Tensor& x) { return smax_fwd<LogSoftmaxFwd>(x); }
 at::Tensor log_softmax_bwd(const at::Tensor& g, const at::Tensor& y) { return smax_bwd<LogSoftmaxBwd>(g, y); }
 
-TORCH_LIBRARY_FRAGMENT(rowk_bench, m) {
+RK_BENCH_FRAGMENT(ROWK_NS, m) {
   m.def("softmax_fwd", &softmax_fwd);
   m.def("softmax_bwd", &softmax_bwd);
   m.def("log_softmax_fwd", &log_softmax_fwd);
