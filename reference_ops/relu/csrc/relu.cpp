@@ -122,6 +122,20 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 "; pass tensors of one shape (no broadcasting)");
   }
 }
+// The gradient of a sum (op(x).sum().backward()) arrives expanded: one value, every stride
+// 0. The backward kernels read that value for every element (grad_step 0) instead of a
+// contiguous copy of it (grad_step 1 reads a contiguous gradient).
+bool is_one_value(const at::Tensor& t) {
+  if (t.numel() <= 1) return false;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1 && t.stride(d) != 0) return false;
+  }
+  return true;
+}
+
+at::Tensor contiguous_or_one_value(const at::Tensor& t) {
+  return is_one_value(t) ? t.as_strided({1}, {1}) : t.contiguous();
+}
 // The kernels take the arguments in the structs of csrc/relu_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -153,7 +167,8 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
 at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tensor&>& reads,
                          const Scalars<double>& s) {
   check_tensors("relu_backward", {{"grad", grad}, {"x", reads.x}});
-  const at::Tensor grad_c = grad.contiguous();
+  const at::Tensor grad_c = contiguous_or_one_value(grad);
+  const int64_t grad_step = grad_c.numel() == grad.numel() ? 1 : 0;
   const GradReads<at::Tensor> contiguous{reads.x.contiguous()};
   Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
@@ -165,7 +180,7 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
         const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
-            const acc_t g = static_cast<acc_t>(grad_p[i]);
+            const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
             grads_p.x[i] =
                 static_cast<scalar_t>(grad_wrt_x<acc_t>(g, static_cast<acc_t>(data.x[i])));
           }
@@ -203,7 +218,8 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
                          const Scalars<double>& s) {
   check_tensors("relu_backward", {{"grad", grad}, {"x", reads.x}});
   const c10::cuda::CUDAGuard device_guard(grad.device());
-  const at::Tensor grad_c = grad.contiguous();
+  const at::Tensor grad_c = contiguous_or_one_value(grad);
+  const int64_t grad_step = grad_c.numel() == grad.numel() ? 1 : 0;
   const GradReads<at::Tensor> contiguous{reads.x.contiguous()};
   Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
@@ -213,7 +229,8 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
       grad.scalar_type(), "relu_backward_cuda", RELU_DISPATCH_CASES([&] {
         const GradReads<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
         const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x)};
-        C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, grads_p, n, s, stream));
+        C10_CUDA_CHECK(
+            launch_backward(cuda_data<scalar_t>(grad_c), grad_step, data, grads_p, n, s, stream));
       }));
   return grads.x;
 }

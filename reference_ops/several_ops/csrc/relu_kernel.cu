@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    backward_kernel(const T* __restrict__ grad, const GradReads<const T*> reads,
+    backward_kernel(const T* __restrict__ grad, int64_t grad_step, const GradReads<const T*> reads,
                     const Grads<T*> grads, int64_t n, bool vectorized, const Scalars<Acc<T>> s) {
   constexpr int kVec = 16 / sizeof(T);
   using V = Vec<T, kVec>;
@@ -150,7 +150,13 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 #pragma unroll 1  // no trip-count division (see forward_kernel)
   for (int64_t i = first; i < n_vec; i += stride) {
-    const V grad_v = reinterpret_cast<const V*>(grad)[i];
+    V grad_v;
+    if (grad_step == 0) {  // one value for every element (uniform across the grid)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) grad_v.v[k] = grad[0];
+    } else {
+      grad_v = reinterpret_cast<const V*>(grad)[i];
+    }
     const GradReads<V> reads_v{reinterpret_cast<const V*>(reads.x)[i]};
     Grads<V> grads_v;
 #pragma unroll
@@ -162,7 +168,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 #pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
-    const Acc<T> g = to_acc(grad[i]);
+    const Acc<T> g = to_acc(grad[i * grad_step]);
     grads.x[i] = from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads.x[i])));
   }
 }
@@ -182,36 +188,37 @@ cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars
 }
 
 template <typename T>
-cudaError_t launch_backward(const T* grad, GradReads<const T*> reads, Grads<T*> grads, int64_t n,
-                            Scalars<double> s, cudaStream_t stream) {
+cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*> reads,
+                            Grads<T*> grads, int64_t n, Scalars<double> s, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   constexpr int kVec = 16 / sizeof(T);
-  const bool vectorized = is_aligned16(grad) && is_aligned16(reads.x) && is_aligned16(grads.x);
+  const bool vectorized =
+      (grad_step == 0 || is_aligned16(grad)) && is_aligned16(reads.x) && is_aligned16(grads.x);
   const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
-  backward_kernel<T>
-      <<<blocks, kThreads, 0, stream>>>(grad, reads, grads, n, vectorized, Scalars<Acc<T>>{});
+  backward_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, grad_step, reads, grads, n, vectorized,
+                                                      Scalars<Acc<T>>{});
   return cudaGetLastError();
 }
 
 // The dtypes this op was generated for.
 template cudaError_t launch_forward<float>(Tensors<const float*>, Out<float>*, int64_t,
                                            Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward<float>(const float*, GradReads<const float*>, Grads<float*>,
-                                            int64_t, Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward<float>(const float*, int64_t, GradReads<const float*>,
+                                            Grads<float*>, int64_t, Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<double>(Tensors<const double*>, Out<double>*, int64_t,
                                             Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward<double>(const double*, GradReads<const double*>,
+template cudaError_t launch_backward<double>(const double*, int64_t, GradReads<const double*>,
                                              Grads<double*>, int64_t, Scalars<double>,
                                              cudaStream_t);
 template cudaError_t launch_forward<__half>(Tensors<const __half*>, Out<__half>*, int64_t,
                                             Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward<__half>(const __half*, GradReads<const __half*>,
+template cudaError_t launch_backward<__half>(const __half*, int64_t, GradReads<const __half*>,
                                              Grads<__half*>, int64_t, Scalars<double>,
                                              cudaStream_t);
 template cudaError_t launch_forward<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
                                                    Out<__nv_bfloat16>*, int64_t, Scalars<double>,
                                                    cudaStream_t);
-template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*,
+template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*, int64_t,
                                                     GradReads<const __nv_bfloat16*>,
                                                     Grads<__nv_bfloat16*>, int64_t, Scalars<double>,
                                                     cudaStream_t);

@@ -209,6 +209,18 @@ def test_backward_with_a_non_contiguous_gradient(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_the_gradient_of_a_sum_is_read_as_it_is_not_copied(device):
+    # sum() sends back one value expanded to the output's shape: the backward kernels read
+    # that value for every element, without first copying it out to the whole shape.
+    inputs = make_inputs((64, 1024), DTYPES[0], device, requires_grad=True)
+    loss = op(**inputs, **SCALARS).sum()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        loss.backward()
+    copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
+    assert not copies, copies
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
     # The autograd kernel goes straight to the kernel when no input requires grad or grad
     # mode is off (what keeps small calls fast); whenever any one input requires grad it
