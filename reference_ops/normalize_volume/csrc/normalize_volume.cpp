@@ -114,15 +114,48 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 "; pass tensors of one shape (no broadcasting)");
   }
 }
+// The layout the tensors share if every one is dense (no gaps, no overlap) with the same
+// strides (a channels_last batch, matrices transposed alike): element i of each is then at
+// data_ptr() + i, and the kernels read them as they are. nullptr if they do not share one;
+// nullptr entries (a one-value gradient) do not count.
+const at::Tensor* shared_dense_layout(std::initializer_list<const at::Tensor*> tensors) {
+  const at::Tensor* first = nullptr;
+  for (const at::Tensor* t : tensors) {
+    if (t == nullptr) continue;
+    if (!t->is_non_overlapping_and_dense()) return nullptr;
+    if (first != nullptr && t->strides() != first->strides()) return nullptr;
+    if (first == nullptr) first = t;
+  }
+  return first;
+}
+
+// t as it is in the shared layout, else a contiguous copy (t itself if already contiguous).
+at::Tensor in_layout(const at::Tensor& t, const at::Tensor* layout) {
+  return layout != nullptr ? t : t.contiguous();
+}
+
+// A new tensor with like's sizes and strides, on like's device.
+at::Tensor new_tensor_like(const at::Tensor& like, at::ScalarType dtype) {
+#ifdef WITH_CUDA
+  if (like.is_cuda()) {
+    return at::detail::empty_strided_cuda(like.sizes(), like.strides(), dtype, like.device());
+  }
+#endif
+  return at::detail::empty_strided_cpu(like.sizes(), like.strides(), dtype, /*pin_memory=*/false);
+}
 // The kernels take the arguments in the structs of csrc/normalize_volume_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
 
 at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
   check_tensors("normalize_volume", {{"vol", in.vol}});
-  // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const Tensors<at::Tensor> contiguous{in.vol.contiguous()};
-  at::Tensor out = new_tensor(in.vol, in.vol.sizes(), at::kFloat);
+  // Read as they are where the inputs share a dense layout (the output then takes it, as
+  // eager's does: channels_last stays channels_last), else from contiguous copies; held in
+  // locals until the kernels finish.
+  const at::Tensor* layout = shared_dense_layout({&in.vol});
+  const Tensors<at::Tensor> dense{in_layout(in.vol, layout)};
+  at::Tensor out = layout ? new_tensor_like(*layout, at::kFloat)
+                          : new_tensor(in.vol, in.vol.sizes(), at::kFloat);
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
       in.vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
@@ -132,7 +165,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
         const Scalars<acc_t> s_acc{static_cast<acc_t>(s.max_val)};
-        const Tensors<const scalar_t*> data{contiguous.vol.const_data_ptr<scalar_t>()};
+        const Tensors<const scalar_t*> data{dense.vol.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
@@ -153,9 +186,13 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   check_tensors("normalize_volume", {{"vol", in.vol}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.
   const c10::cuda::CUDAGuard device_guard(in.vol.device());
-  // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const Tensors<at::Tensor> contiguous{in.vol.contiguous()};
-  at::Tensor out = new_tensor(in.vol, in.vol.sizes(), at::kFloat);
+  // Read as they are where the inputs share a dense layout (the output then takes it, as
+  // eager's does: channels_last stays channels_last), else from contiguous copies; held in
+  // locals until the kernels finish.
+  const at::Tensor* layout = shared_dense_layout({&in.vol});
+  const Tensors<at::Tensor> dense{in_layout(in.vol, layout)};
+  at::Tensor out = layout ? new_tensor_like(*layout, at::kFloat)
+                          : new_tensor(in.vol, in.vol.sizes(), at::kFloat);
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
@@ -163,7 +200,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.vol.scalar_type(), "normalize_volume_cuda", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
         using out_t = float;
-        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.vol)};
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(dense.vol)};
         C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
       }));
   return out;

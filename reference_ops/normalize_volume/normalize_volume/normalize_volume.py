@@ -27,7 +27,8 @@ def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
         max_val: a float.
 
     Returns:
-        A new contiguous tensor on vol's device, of torch.float32, with the
+        A new tensor in the layout of the tensors where they share a dense one (channels_last,
+        transposed alike), else contiguous, on vol's device, of torch.float32, with the
         shape of vol.
     """
     return _forward(vol, max_val)
@@ -63,11 +64,36 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
+# The layout rule of the C++ kernels (csrc/normalize_volume.cpp), for the fake kernels: tensors
+# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
+# same strides give results in their layout; None (a one-value gradient) does not count.
+def _is_dense(t: Tensor) -> bool:
+    if t.dim() == 1:
+        return t.shape[0] < 2 or t.stride(0) == 1
+    expected = 1
+    dims = [(size, stride) for size, stride in zip(t.shape, t.stride()) if size >= 2]
+    for size, stride in sorted(dims, key=lambda dim: dim[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _shared_dense_layout(*tensors: Tensor | None) -> Tensor | None:
+    present = [t for t in tensors if t is not None]
+    if not present or not all(_is_dense(t) and t.stride() == present[0].stride() for t in present):
+        return None
+    return present[0]
+
+
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
-# torch.export can trace through the op. They must agree with the C++ kernels, which
-# return new contiguous tensors.
+# torch.export can trace through the op. They must agree with the C++ kernels in shape,
+# dtype and strides.
 @torch.library.register_fake("normalize_volume::normalize_volume")
 def _(vol, max_val):
     _check_tensors("normalize_volume", vol=vol)
     shape = vol.shape
+    layout = _shared_dense_layout(vol)
+    if layout is not None:
+        return torch.empty_like(layout, dtype=torch.float32)
     return vol.new_empty(shape, dtype=torch.float32)

@@ -122,9 +122,39 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
                 "; pass tensors of one shape (no broadcasting)");
   }
 }
+// The layout the tensors share if every one is dense (no gaps, no overlap) with the same
+// strides (a channels_last batch, matrices transposed alike): element i of each is then at
+// data_ptr() + i, and the kernels read them as they are. nullptr if they do not share one;
+// nullptr entries (a one-value gradient) do not count.
+const at::Tensor* shared_dense_layout(std::initializer_list<const at::Tensor*> tensors) {
+  const at::Tensor* first = nullptr;
+  for (const at::Tensor* t : tensors) {
+    if (t == nullptr) continue;
+    if (!t->is_non_overlapping_and_dense()) return nullptr;
+    if (first != nullptr && t->strides() != first->strides()) return nullptr;
+    if (first == nullptr) first = t;
+  }
+  return first;
+}
+
+// t as it is in the shared layout, else a contiguous copy (t itself if already contiguous).
+at::Tensor in_layout(const at::Tensor& t, const at::Tensor* layout) {
+  return layout != nullptr ? t : t.contiguous();
+}
+
+// A new tensor with like's sizes and strides, on like's device.
+at::Tensor new_tensor_like(const at::Tensor& like, at::ScalarType dtype) {
+#ifdef WITH_CUDA
+  if (like.is_cuda()) {
+    return at::detail::empty_strided_cuda(like.sizes(), like.strides(), dtype, like.device());
+  }
+#endif
+  return at::detail::empty_strided_cpu(like.sizes(), like.strides(), dtype, /*pin_memory=*/false);
+}
+
 // The gradient of a sum (op(x).sum().backward()) arrives expanded: one value, every stride
 // 0. The backward kernels read that value for every element (grad_step 0) instead of a
-// contiguous copy of it (grad_step 1 reads a contiguous gradient).
+// copy of it the size of the output (grad_step 1 reads a gradient element by element).
 bool is_one_value(const at::Tensor& t) {
   if (t.numel() <= 1) return false;
   for (int64_t d = 0; d < t.dim(); ++d) {
@@ -132,19 +162,19 @@ bool is_one_value(const at::Tensor& t) {
   }
   return true;
 }
-
-at::Tensor contiguous_or_one_value(const at::Tensor& t) {
-  return is_one_value(t) ? t.as_strided({1}, {1}) : t.contiguous();
-}
 // The kernels take the arguments in the structs of csrc/relu_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
 
 at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
   check_tensors("relu", {{"x", in.x}});
-  // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const Tensors<at::Tensor> contiguous{in.x.contiguous()};
-  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  // Read as they are where the inputs share a dense layout (the output then takes it, as
+  // eager's does: channels_last stays channels_last), else from contiguous copies; held in
+  // locals until the kernels finish.
+  const at::Tensor* layout = shared_dense_layout({&in.x});
+  const Tensors<at::Tensor> dense{in_layout(in.x, layout)};
+  at::Tensor out = layout ? new_tensor_like(*layout, in.x.scalar_type())
+                          : new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
@@ -153,7 +183,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const Tensors<const scalar_t*> data{contiguous.x.const_data_ptr<scalar_t>()};
+        const Tensors<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
@@ -167,25 +197,29 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
 at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tensor&>& reads,
                          const Scalars<double>& s) {
   check_tensors("relu_backward", {{"grad", grad}, {"x", reads.x}});
-  const at::Tensor grad_c = contiguous_or_one_value(grad);
-  const int64_t grad_step = grad_c.numel() == grad.numel() ? 1 : 0;
-  const GradReads<at::Tensor> contiguous{reads.x.contiguous()};
-  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
+  // grad as it is where it is one value; the rest as they are where they share a dense
+  // layout (the gradients then take it), else from contiguous copies.
+  const bool grad_is_one_value = is_one_value(grad);
+  const at::Tensor* layout = shared_dense_layout({grad_is_one_value ? nullptr : &grad, &reads.x});
+  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
+  const int64_t grad_step = grad_is_one_value ? 0 : 1;
+  const GradReads<at::Tensor> dense{in_layout(reads.x, layout)};
+  Grads<at::Tensor> grads{layout ? new_tensor_like(*layout, grad.scalar_type())
+                                 : new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
-  AT_DISPATCH_SWITCH(
-      grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
-        using acc_t = at::opmath_type<scalar_t>;
-        const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-        const GradReads<const scalar_t*> data{contiguous.x.const_data_ptr<scalar_t>()};
-        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
-        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) {
-            const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
-            grads_p.x[i] =
-                static_cast<scalar_t>(grad_wrt_x<acc_t>(g, static_cast<acc_t>(data.x[i])));
-          }
-        });
-      }));
+  AT_DISPATCH_SWITCH(grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
+                       using acc_t = at::opmath_type<scalar_t>;
+                       const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
+                       const GradReads<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
+                       const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
+                       at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+                         for (int64_t i = begin; i < end; ++i) {
+                           const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
+                           grads_p.x[i] = static_cast<scalar_t>(
+                               grad_wrt_x<acc_t>(g, static_cast<acc_t>(data.x[i])));
+                         }
+                       });
+                     }));
   return grads.x;
 }
 
@@ -198,9 +232,13 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   check_tensors("relu", {{"x", in.x}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.
   const c10::cuda::CUDAGuard device_guard(in.x.device());
-  // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const Tensors<at::Tensor> contiguous{in.x.contiguous()};
-  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  // Read as they are where the inputs share a dense layout (the output then takes it, as
+  // eager's does: channels_last stays channels_last), else from contiguous copies; held in
+  // locals until the kernels finish.
+  const at::Tensor* layout = shared_dense_layout({&in.x});
+  const Tensors<at::Tensor> dense{in_layout(in.x, layout)};
+  at::Tensor out = layout ? new_tensor_like(*layout, in.x.scalar_type())
+                          : new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
@@ -208,7 +246,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_cuda", RELU_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(dense.x)};
         C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
       }));
   return out;
@@ -218,16 +256,21 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
                          const Scalars<double>& s) {
   check_tensors("relu_backward", {{"grad", grad}, {"x", reads.x}});
   const c10::cuda::CUDAGuard device_guard(grad.device());
-  const at::Tensor grad_c = contiguous_or_one_value(grad);
-  const int64_t grad_step = grad_c.numel() == grad.numel() ? 1 : 0;
-  const GradReads<at::Tensor> contiguous{reads.x.contiguous()};
-  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
+  // grad as it is where it is one value; the rest as they are where they share a dense
+  // layout (the gradients then take it), else from contiguous copies.
+  const bool grad_is_one_value = is_one_value(grad);
+  const at::Tensor* layout = shared_dense_layout({grad_is_one_value ? nullptr : &grad, &reads.x});
+  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
+  const int64_t grad_step = grad_is_one_value ? 0 : 1;
+  const GradReads<at::Tensor> dense{in_layout(reads.x, layout)};
+  Grads<at::Tensor> grads{layout ? new_tensor_like(*layout, grad.scalar_type())
+                                 : new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
   if (n == 0) return grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
       grad.scalar_type(), "relu_backward_cuda", RELU_DISPATCH_CASES([&] {
-        const GradReads<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
+        const GradReads<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(dense.x)};
         const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x)};
         C10_CUDA_CHECK(
             launch_backward(cuda_data<scalar_t>(grad_c), grad_step, data, grads_p, n, s, stream));

@@ -69,12 +69,15 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
     return tuple(values[name] for name in ["x"])
 
 
-def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor, scalars: dict = SCALARS) -> None:
+def assert_matches_reference(
+    inputs: dict[str, Tensor], out: Tensor, scalars: dict = SCALARS
+) -> None:
     first = inputs[TENSOR_ARGS[0]]
     assert input_shape(out.shape) == first.shape
     assert out.device == first.device
     assert out.dtype == (OUT_DTYPE or first.dtype)
-    torch.testing.assert_close(out.double(), float64_reference(inputs, scalars), **TOLERANCES[out.dtype])
+    expected = float64_reference(inputs, scalars)
+    torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -121,7 +124,8 @@ def test_non_contiguous_inputs(device, dtype):
         inputs = {k: view(v) for k, v in base.items()}
         assert not inputs[TENSOR_ARGS[0]].is_contiguous()
         out = op(**inputs, **SCALARS)
-        assert out.is_contiguous()
+        # Views that are dense (a transpose) keep their layout; others give contiguous results.
+        assert out.is_contiguous() or out.stride() == inputs[TENSOR_ARGS[0]].stride()
         assert_matches_reference(inputs, out)
 
 
@@ -311,6 +315,24 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
     inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
     with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
         op(**inputs, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
+    # Inputs that share a dense layout are read as they are, and the output takes it, as
+    # eager's elementwise ops do.
+    inputs = {name: t.contiguous(memory_format=torch.channels_last)
+              for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        out = op(**inputs, **SCALARS)
+    copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
+    assert not copies, copies
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    assert_matches_reference(inputs, out)
+    leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
+    out = op(**leaves, **SCALARS)
+    grads = torch.autograd.grad(out, [leaves[name] for name in GRAD_ARGS], torch.randn_like(out))
+    assert all(g.is_contiguous(memory_format=torch.channels_last) for g in grads)
 
 
 @needs_cuda

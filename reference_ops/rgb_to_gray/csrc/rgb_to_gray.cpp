@@ -128,8 +128,8 @@ namespace cpu {
 at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
   check_tensors("rgb_to_gray", {{"img", in.img}});
   check_channels(in.img);
-  // Contiguous copies (no-ops when already contiguous) held in locals until the loop ends.
-  const Tensors<at::Tensor> contiguous{in.img.contiguous()};
+  // Contiguous copies (no-ops when already contiguous) held in locals until the kernels finish.
+  const Tensors<at::Tensor> dense{in.img.contiguous()};
   at::Tensor out =
       new_tensor(in.img, in.img.sizes().slice(0, in.img.dim() - 1), in.img.scalar_type());
   const int64_t n = out.numel();
@@ -140,7 +140,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const Tensors<const scalar_t*> data{contiguous.img.const_data_ptr<scalar_t>()};
+        const Tensors<const scalar_t*> data{dense.img.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
@@ -164,8 +164,8 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   check_channels(in.img);
   // Allocate, copy and launch on the inputs' device, whichever device is current.
   const c10::cuda::CUDAGuard device_guard(in.img.device());
-  // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
-  const Tensors<at::Tensor> contiguous{in.img.contiguous()};
+  // Contiguous copies (no-ops when already contiguous) held in locals until the kernels finish.
+  const Tensors<at::Tensor> dense{in.img.contiguous()};
   at::Tensor out =
       new_tensor(in.img, in.img.sizes().slice(0, in.img.dim() - 1), in.img.scalar_type());
   const int64_t n = out.numel();
@@ -175,7 +175,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.img.scalar_type(), "rgb_to_gray_cuda", RGB_TO_GRAY_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.img)};
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(dense.img)};
         C10_CUDA_CHECK(launch_forward(data, cuda_mutable_data<out_t>(out), n, s, stream));
       }));
   return out;

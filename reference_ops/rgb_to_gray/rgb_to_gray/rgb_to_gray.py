@@ -27,7 +27,7 @@ def rgb_to_gray(img: Tensor) -> Tensor:
         img: a tensor of uint8, on the CPU or a CUDA device.
 
     Returns:
-        A new contiguous tensor on img's device, of img's dtype, with the
+        A new tensor contiguous, on img's device, of img's dtype, with the
         shape of img without its last (channel) dimension.
     """
     return _forward(img)
@@ -64,8 +64,8 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
 
 
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
-# torch.export can trace through the op. They must agree with the C++ kernels, which
-# return new contiguous tensors.
+# torch.export can trace through the op. They must agree with the C++ kernels in shape,
+# dtype and strides.
 @torch.library.register_fake("rgb_to_gray::rgb_to_gray")
 def _(img):
     _check_tensors("rgb_to_gray", img=img)

@@ -67,12 +67,15 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
     return tuple(values[name] for name in ["img"])
 
 
-def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor, scalars: dict = SCALARS) -> None:
+def assert_matches_reference(
+    inputs: dict[str, Tensor], out: Tensor, scalars: dict = SCALARS
+) -> None:
     first = inputs[TENSOR_ARGS[0]]
     assert input_shape(out.shape) == first.shape
     assert out.device == first.device
     assert out.dtype == (OUT_DTYPE or first.dtype)
-    torch.testing.assert_close(out.double(), float64_reference(inputs, scalars), **TOLERANCES[out.dtype])
+    expected = float64_reference(inputs, scalars)
+    torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -115,7 +118,8 @@ def test_non_contiguous_inputs(device, dtype):
         inputs = {k: view(v) for k, v in base.items()}
         assert not inputs[TENSOR_ARGS[0]].is_contiguous()
         out = op(**inputs, **SCALARS)
-        assert out.is_contiguous()
+        # Views that are dense (a transpose) keep their layout; others give contiguous results.
+        assert out.is_contiguous() or out.stride() == inputs[TENSOR_ARGS[0]].stride()
         assert_matches_reference(inputs, out)
 
 

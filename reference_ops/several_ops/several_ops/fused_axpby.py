@@ -30,7 +30,8 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
             dtype and device of x.
 
     Returns:
-        A new contiguous tensor on x's device, of x's dtype, with the
+        A new tensor in the layout of the tensors where they share a dense one (channels_last,
+        transposed alike), else contiguous, on x's device, of x's dtype, with the
         shape of x.
 
     Differentiable once with respect to x, b. Double backward raises.
@@ -68,22 +69,53 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
+# The layout rule of the C++ kernels (csrc/fused_axpby.cpp), for the fake kernels: tensors
+# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
+# same strides give results in their layout; None (a one-value gradient) does not count.
+def _is_dense(t: Tensor) -> bool:
+    if t.dim() == 1:
+        return t.shape[0] < 2 or t.stride(0) == 1
+    expected = 1
+    dims = [(size, stride) for size, stride in zip(t.shape, t.stride()) if size >= 2]
+    for size, stride in sorted(dims, key=lambda dim: dim[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _shared_dense_layout(*tensors: Tensor | None) -> Tensor | None:
+    present = [t for t in tensors if t is not None]
+    if not present or not all(_is_dense(t) and t.stride() == present[0].stride() for t in present):
+        return None
+    return present[0]
+
+
+def _is_one_value(t: Tensor) -> bool:
+    """A gradient of one value expanded to a shape (stride 0), as sum() sends back."""
+    return t.numel() > 1 and all(s == 1 or st == 0 for s, st in zip(t.shape, t.stride()))
+
+
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
-# torch.export can trace through the op. They must agree with the C++ kernels, which
-# return new contiguous tensors.
+# torch.export can trace through the op. They must agree with the C++ kernels in shape,
+# dtype and strides.
 @torch.library.register_fake("several_ops::fused_axpby")
 def _(a, x, b):
     _check_tensors("fused_axpby", x=x, b=b)
     shape = x.shape
+    layout = _shared_dense_layout(x, b)
+    if layout is not None:
+        return torch.empty_like(layout)
     return x.new_empty(shape)
 
 
 @torch.library.register_fake("several_ops::fused_axpby_backward")
 def _(grad, a):
     _check_tensors("fused_axpby_backward", grad=grad)
-    return (
-        grad.new_empty(grad.shape),
-        grad.new_empty(grad.shape),
+    layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
+    return tuple(
+        grad.new_empty(grad.shape) if layout is None else torch.empty_like(layout, dtype=grad.dtype)
+        for _ in range(2)
     )
 
 
