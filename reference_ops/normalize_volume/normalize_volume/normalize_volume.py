@@ -71,7 +71,7 @@ def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
     expected = 1
-    dims = [(size, stride) for size, stride in zip(t.shape, t.stride()) if size >= 2]
+    dims = [(size, stride) for size, stride in zip(t.shape, t.stride(), strict=True) if size >= 2]
     for size, stride in sorted(dims, key=lambda dim: dim[1]):
         if stride != expected:
             return False

@@ -76,7 +76,7 @@ def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
     expected = 1
-    dims = [(size, stride) for size, stride in zip(t.shape, t.stride()) if size >= 2]
+    dims = [(size, stride) for size, stride in zip(t.shape, t.stride(), strict=True) if size >= 2]
     for size, stride in sorted(dims, key=lambda dim: dim[1]):
         if stride != expected:
             return False
@@ -93,7 +93,8 @@ def _shared_dense_layout(*tensors: Tensor | None) -> Tensor | None:
 
 def _is_one_value(t: Tensor) -> bool:
     """A gradient of one value expanded to a shape (stride 0), as sum() sends back."""
-    return t.numel() > 1 and all(s == 1 or st == 0 for s, st in zip(t.shape, t.stride()))
+    sizes_and_strides = zip(t.shape, t.stride(), strict=True)
+    return t.numel() > 1 and all(size == 1 or stride == 0 for size, stride in sizes_and_strides)
 
 
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
