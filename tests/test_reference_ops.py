@@ -40,13 +40,17 @@ DOCUMENTED_CALLS = {
     "softmax": ("x = torch.randn(8, 300)", "softmax(x)", "torch.softmax(x, -1)"),
     # A formula with a transcendental function and literals (issue: literals were doubles).
     "gelu": ("x = torch.randn(1000)", "gelu(x)", "torch.nn.functional.gelu(x, approximate='tanh')"),
+    # Two inputs and a transcendental function: SwiGLU's product.
+    "silu_mul": ("x, y = torch.randn(1000), torch.randn(1000)", "silu_mul(x, y)",
+                 "torch.nn.functional.silu(x) * y"),
 }
 # The project that holds several of them in one package and library.
 SEVERAL = {"several_ops": [DOCUMENTED_CALLS[op] for op in ("relu", "fused_axpby", "matmul")]}
 # Integer results may truncate one below where the float expression rounds differently;
 # sums of products accumulate in another order than PyTorch's.
 TOLERANCES = {"rgb_to_gray": ", atol=1, rtol=0", "matmul": ", atol=1e-4, rtol=1e-4",
-              **dict.fromkeys(["rms_norm", "layer_norm", "softmax", "gelu"], ", atol=1e-5, rtol=1e-5")}
+              **dict.fromkeys(["rms_norm", "layer_norm", "softmax", "gelu", "silu_mul"],
+                             ", atol=1e-5, rtol=1e-5")}
 
 
 def test_every_documented_op_is_here():

@@ -1,0 +1,34 @@
+// silu_mul_kernel.h: the CUDA launchers of silu_mul, on raw pointers.
+//
+// No torch types here: the kernels compile with nvcc alone, in about a second. T is the
+// input element type (float, double, __half, __nv_bfloat16); every pointer addresses n
+// contiguous elements.
+// Each launcher enqueues its kernel on `stream` and returns the launch's error code.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "silu_mul_math.h"
+
+namespace silu_mul {
+
+// The output element type for input element type T.
+template <typename T>
+using Out = T;
+
+// out[i] = forward(in.x[i], in.y[i])
+template <typename T>
+cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
+                           cudaStream_t stream);
+
+// grads.x[i], grads.y[i] = the gradients at element i, given grad[i * grad_step]
+// (grad_step 0: one gradient value for every element)
+template <typename T>
+cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*> reads,
+                            Grads<T*> grads, int64_t n, Scalars<double> s, cudaStream_t stream);
+
+}  // namespace silu_mul

@@ -1,0 +1,13 @@
+"""silu_mul written with PyTorch operations: what the kernels must compute.
+
+The tests evaluate it in float64 as the ground truth, and the benchmark times it in
+eager mode and under torch.compile as the baselines. Keep it in step with
+csrc/silu_mul_math.h.
+"""
+
+import torch
+from torch import Tensor
+
+
+def reference(x: Tensor, y: Tensor) -> Tensor:
+    return torch.nn.functional.silu(x) * y
