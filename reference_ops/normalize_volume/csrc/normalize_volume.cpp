@@ -134,14 +134,17 @@ at::Tensor in_layout(const at::Tensor& t, const at::Tensor* layout) {
   return layout != nullptr ? t : t.contiguous();
 }
 
-// A new tensor with like's sizes and strides, on like's device.
-at::Tensor new_tensor_like(const at::Tensor& like, at::ScalarType dtype) {
+// A new tensor of like's sizes on like's device: in the shared layout where there is one,
+// else contiguous.
+at::Tensor new_in_layout(const at::Tensor* layout, const at::Tensor& like, at::ScalarType dtype) {
+  if (layout == nullptr) return new_tensor(like, like.sizes(), dtype);
 #ifdef WITH_CUDA
   if (like.is_cuda()) {
-    return at::detail::empty_strided_cuda(like.sizes(), like.strides(), dtype, like.device());
+    return at::detail::empty_strided_cuda(like.sizes(), layout->strides(), dtype, like.device());
   }
 #endif
-  return at::detail::empty_strided_cpu(like.sizes(), like.strides(), dtype, /*pin_memory=*/false);
+  return at::detail::empty_strided_cpu(like.sizes(), layout->strides(), dtype,
+                                       /*pin_memory=*/false);
 }
 // The kernels take the arguments in the structs of csrc/normalize_volume_math.h; the functions
 // registered at the end of this file pass them on.
@@ -154,8 +157,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   // locals until the kernels finish.
   const at::Tensor* layout = shared_dense_layout({&in.vol});
   const Tensors<at::Tensor> dense{in_layout(in.vol, layout)};
-  at::Tensor out = layout ? new_tensor_like(*layout, at::kFloat)
-                          : new_tensor(in.vol, in.vol.sizes(), at::kFloat);
+  at::Tensor out = new_in_layout(layout, in.vol, at::kFloat);
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
       in.vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
@@ -191,8 +193,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   // locals until the kernels finish.
   const at::Tensor* layout = shared_dense_layout({&in.vol});
   const Tensors<at::Tensor> dense{in_layout(in.vol, layout)};
-  at::Tensor out = layout ? new_tensor_like(*layout, at::kFloat)
-                          : new_tensor(in.vol, in.vol.sizes(), at::kFloat);
+  at::Tensor out = new_in_layout(layout, in.vol, at::kFloat);
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.

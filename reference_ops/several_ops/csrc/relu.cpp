@@ -142,14 +142,17 @@ at::Tensor in_layout(const at::Tensor& t, const at::Tensor* layout) {
   return layout != nullptr ? t : t.contiguous();
 }
 
-// A new tensor with like's sizes and strides, on like's device.
-at::Tensor new_tensor_like(const at::Tensor& like, at::ScalarType dtype) {
+// A new tensor of like's sizes on like's device: in the shared layout where there is one,
+// else contiguous.
+at::Tensor new_in_layout(const at::Tensor* layout, const at::Tensor& like, at::ScalarType dtype) {
+  if (layout == nullptr) return new_tensor(like, like.sizes(), dtype);
 #ifdef WITH_CUDA
   if (like.is_cuda()) {
-    return at::detail::empty_strided_cuda(like.sizes(), like.strides(), dtype, like.device());
+    return at::detail::empty_strided_cuda(like.sizes(), layout->strides(), dtype, like.device());
   }
 #endif
-  return at::detail::empty_strided_cpu(like.sizes(), like.strides(), dtype, /*pin_memory=*/false);
+  return at::detail::empty_strided_cpu(like.sizes(), layout->strides(), dtype,
+                                       /*pin_memory=*/false);
 }
 
 // The gradient of a sum (op(x).sum().backward()) arrives expanded: one value, every stride
@@ -173,8 +176,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   // locals until the kernels finish.
   const at::Tensor* layout = shared_dense_layout({&in.x});
   const Tensors<at::Tensor> dense{in_layout(in.x, layout)};
-  at::Tensor out = layout ? new_tensor_like(*layout, in.x.scalar_type())
-                          : new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  at::Tensor out = new_in_layout(layout, in.x, in.x.scalar_type());
   const int64_t n = out.numel();
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
@@ -204,8 +206,7 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
   const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
   const int64_t grad_step = grad_is_one_value ? 0 : 1;
   const GradReads<at::Tensor> dense{in_layout(reads.x, layout)};
-  Grads<at::Tensor> grads{layout ? new_tensor_like(*layout, grad.scalar_type())
-                                 : new_tensor(grad, grad.sizes(), grad.scalar_type())};
+  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type())};
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
                        using acc_t = at::opmath_type<scalar_t>;
@@ -237,8 +238,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   // locals until the kernels finish.
   const at::Tensor* layout = shared_dense_layout({&in.x});
   const Tensors<at::Tensor> dense{in_layout(in.x, layout)};
-  at::Tensor out = layout ? new_tensor_like(*layout, in.x.scalar_type())
-                          : new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  at::Tensor out = new_in_layout(layout, in.x, in.x.scalar_type());
   const int64_t n = out.numel();
   if (n == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
@@ -263,8 +263,7 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
   const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
   const int64_t grad_step = grad_is_one_value ? 0 : 1;
   const GradReads<at::Tensor> dense{in_layout(reads.x, layout)};
-  Grads<at::Tensor> grads{layout ? new_tensor_like(*layout, grad.scalar_type())
-                                 : new_tensor(grad, grad.sizes(), grad.scalar_type())};
+  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type())};
   const int64_t n = grad.numel();
   if (n == 0) return grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
