@@ -1,6 +1,7 @@
 """The Python API of fused_axpby: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.fused_axpby.fused_axpby, in csrc/fused_axpby.cpp.
+The kernels are registered in C++ as torch.ops.fused_axpby.fused_axpby, in
+csrc/fused_axpby.cpp.
 Autograd is registered in C++ too, in csrc/fused_axpby_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """

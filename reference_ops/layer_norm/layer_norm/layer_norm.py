@@ -1,6 +1,7 @@
 """The Python API of layer_norm: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.layer_norm.layer_norm, in csrc/layer_norm.cpp.
+The kernels are registered in C++ as torch.ops.layer_norm.layer_norm, in
+csrc/layer_norm.cpp.
 Autograd is registered in C++ too, in csrc/layer_norm_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """
@@ -99,7 +100,11 @@ def _(x, weight, bias, eps=1e-05):
 
 @torch.library.register_fake("layer_norm::layer_norm_backward")
 def _(grad, x, weight, bias, eps):
-    _check_arguments("layer_norm_backward", {"grad": grad, "x": x}, {"weight": weight, "bias": bias})
+    _check_arguments(
+        "layer_norm_backward",
+        {"grad": grad, "x": x},
+        {"weight": weight, "bias": bias},
+    )
     return (
         x.new_empty(x.shape),
         weight.new_empty(weight.shape),

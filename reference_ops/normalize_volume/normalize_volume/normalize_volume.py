@@ -1,6 +1,7 @@
 """The Python API of normalize_volume: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.normalize_volume.normalize_volume, in csrc/normalize_volume.cpp.
+The kernels are registered in C++ as torch.ops.normalize_volume.normalize_volume, in
+csrc/normalize_volume.cpp.
 This module adds what torch.compile needs on top of them.
 """
 

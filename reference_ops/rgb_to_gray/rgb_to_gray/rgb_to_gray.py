@@ -1,6 +1,7 @@
 """The Python API of rgb_to_gray: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.rgb_to_gray.rgb_to_gray, in csrc/rgb_to_gray.cpp.
+The kernels are registered in C++ as torch.ops.rgb_to_gray.rgb_to_gray, in
+csrc/rgb_to_gray.cpp.
 This module adds what torch.compile needs on top of them.
 """
 

@@ -97,7 +97,11 @@ def _(x, weight, eps=1e-06):
 
 @torch.library.register_fake("rms_norm::rms_norm_backward")
 def _(grad, x, weight, eps):
-    _check_arguments("rms_norm_backward", {"grad": grad, "x": x}, {"weight": weight})
+    _check_arguments(
+        "rms_norm_backward",
+        {"grad": grad, "x": x},
+        {"weight": weight},
+    )
     return (
         x.new_empty(x.shape),
         weight.new_empty(weight.shape),

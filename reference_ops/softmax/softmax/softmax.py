@@ -94,7 +94,11 @@ def _(x):
 
 @torch.library.register_fake("softmax::softmax_backward")
 def _(grad, x):
-    _check_arguments("softmax_backward", {"grad": grad, "x": x}, {})
+    _check_arguments(
+        "softmax_backward",
+        {"grad": grad, "x": x},
+        {},
+    )
     return x.new_empty(x.shape)
 
 

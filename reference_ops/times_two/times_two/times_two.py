@@ -1,6 +1,7 @@
 """The Python API of times_two: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.times_two.times_two, in csrc/times_two.cpp.
+The kernels are registered in C++ as torch.ops.times_two.times_two, in
+csrc/times_two.cpp.
 Autograd is registered in C++ too, in csrc/times_two_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """

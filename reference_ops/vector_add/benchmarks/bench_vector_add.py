@@ -4,10 +4,10 @@
     python benchmarks/bench_vector_add.py                 # CUDA if visible, else CPU
     python benchmarks/bench_vector_add.py --dtype float16 --json results.json
 
-For each size: the median time of the op (alone up to 2^20 elements: a call's cost;
-ten back to back above: a call's device time); of the same expression in eager PyTorch
-(vector_add/vector_add_reference.py); of that expression under torch.compile; and of out.copy_(x),
-a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
+For each size: the median time of the op (alone up to 2^20 elements: a call's cost; ten
+back to back above: a call's device time); of the same expression in eager PyTorch
+(vector_add/vector_add_reference.py); of that expression under torch.compile; and of
+out.copy_(x), a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
 the op must move (each input read once, the output written once); "% copy" is that
 bandwidth over the copy's, measured in the same run. Also a forward and backward pass
 (torch.autograd.grad) of the op and of eager PyTorch: at small sizes, where launches and

@@ -1,6 +1,7 @@
 """The Python API of vector_add: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.vector_add.vector_add, in csrc/vector_add.cpp.
+The kernels are registered in C++ as torch.ops.vector_add.vector_add, in
+csrc/vector_add.cpp.
 Autograd is registered in C++ too, in csrc/vector_add_autograd.cpp.
 This module adds what torch.compile needs on top of them.
 """
