@@ -104,20 +104,26 @@ def _is_one_value(t: Tensor) -> bool:
 @torch.library.register_fake("fused_axpby::fused_axpby")
 def _(a, x, b):
     _check_tensors("fused_axpby", x=x, b=b)
+    # Locals start with _ so that no argument name can be one.
+    _layout = _shared_dense_layout(x, b)
+    if _layout is not None:
+        return torch.empty_like(_layout)
     shape = x.shape
-    layout = _shared_dense_layout(x, b)
-    if layout is not None:
-        return torch.empty_like(layout)
     return x.new_empty(shape)
 
 
 @torch.library.register_fake("fused_axpby::fused_axpby_backward")
 def _(grad, a):
     _check_tensors("fused_axpby_backward", grad=grad)
-    layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
-    return tuple(
-        grad.new_empty(grad.shape) if layout is None else torch.empty_like(layout, dtype=grad.dtype)
-        for _ in range(2)
+    _layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
+    if _layout is not None:
+        return (
+            torch.empty_like(_layout, dtype=grad.dtype),
+            torch.empty_like(_layout, dtype=grad.dtype),
+        )
+    return (
+        grad.new_empty(grad.shape),
+        grad.new_empty(grad.shape),
     )
 
 

@@ -93,8 +93,9 @@ def _shared_dense_layout(*tensors: Tensor | None) -> Tensor | None:
 @torch.library.register_fake("normalize_volume::normalize_volume")
 def _(vol, max_val):
     _check_tensors("normalize_volume", vol=vol)
+    # Locals start with _ so that no argument name can be one.
+    _layout = _shared_dense_layout(vol)
+    if _layout is not None:
+        return torch.empty_like(_layout, dtype=torch.float32)
     shape = vol.shape
-    layout = _shared_dense_layout(vol)
-    if layout is not None:
-        return torch.empty_like(layout, dtype=torch.float32)
     return vol.new_empty(shape, dtype=torch.float32)

@@ -100,19 +100,20 @@ def _is_one_value(t: Tensor) -> bool:
 @torch.library.register_fake("relu::relu")
 def _(x):
     _check_tensors("relu", x=x)
+    # Locals start with _ so that no argument name can be one.
+    _layout = _shared_dense_layout(x)
+    if _layout is not None:
+        return torch.empty_like(_layout)
     shape = x.shape
-    layout = _shared_dense_layout(x)
-    if layout is not None:
-        return torch.empty_like(layout)
     return x.new_empty(shape)
 
 
 @torch.library.register_fake("relu::relu_backward")
 def _(grad, x):
     _check_tensors("relu_backward", grad=grad, x=x)
-    layout = _shared_dense_layout(None if _is_one_value(grad) else grad, x)
-    if layout is not None:
-        return torch.empty_like(layout, dtype=grad.dtype)
+    _layout = _shared_dense_layout(None if _is_one_value(grad) else grad, x)
+    if _layout is not None:
+        return torch.empty_like(_layout, dtype=grad.dtype)
     return grad.new_empty(grad.shape)
 
 

@@ -102,20 +102,26 @@ def _is_one_value(t: Tensor) -> bool:
 @torch.library.register_fake("silu_mul::silu_mul")
 def _(x, y):
     _check_tensors("silu_mul", x=x, y=y)
+    # Locals start with _ so that no argument name can be one.
+    _layout = _shared_dense_layout(x, y)
+    if _layout is not None:
+        return torch.empty_like(_layout)
     shape = x.shape
-    layout = _shared_dense_layout(x, y)
-    if layout is not None:
-        return torch.empty_like(layout)
     return x.new_empty(shape)
 
 
 @torch.library.register_fake("silu_mul::silu_mul_backward")
 def _(grad, x, y):
     _check_tensors("silu_mul_backward", grad=grad, x=x, y=y)
-    layout = _shared_dense_layout(None if _is_one_value(grad) else grad, x, y)
-    return tuple(
-        grad.new_empty(grad.shape) if layout is None else torch.empty_like(layout, dtype=grad.dtype)
-        for _ in range(2)
+    _layout = _shared_dense_layout(None if _is_one_value(grad) else grad, x, y)
+    if _layout is not None:
+        return (
+            torch.empty_like(_layout, dtype=grad.dtype),
+            torch.empty_like(_layout, dtype=grad.dtype),
+        )
+    return (
+        grad.new_empty(grad.shape),
+        grad.new_empty(grad.shape),
     )
 
 

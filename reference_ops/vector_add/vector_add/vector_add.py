@@ -103,20 +103,26 @@ def _is_one_value(t: Tensor) -> bool:
 @torch.library.register_fake("vector_add::vector_add")
 def _(a, b):
     _check_tensors("vector_add", a=a, b=b)
+    # Locals start with _ so that no argument name can be one.
+    _layout = _shared_dense_layout(a, b)
+    if _layout is not None:
+        return torch.empty_like(_layout)
     shape = a.shape
-    layout = _shared_dense_layout(a, b)
-    if layout is not None:
-        return torch.empty_like(layout)
     return a.new_empty(shape)
 
 
 @torch.library.register_fake("vector_add::vector_add_backward")
 def _(grad):
     _check_tensors("vector_add_backward", grad=grad)
-    layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
-    return tuple(
-        grad.new_empty(grad.shape) if layout is None else torch.empty_like(layout, dtype=grad.dtype)
-        for _ in range(2)
+    _layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
+    if _layout is not None:
+        return (
+            torch.empty_like(_layout, dtype=grad.dtype),
+            torch.empty_like(_layout, dtype=grad.dtype),
+        )
+    return (
+        grad.new_empty(grad.shape),
+        grad.new_empty(grad.shape),
     )
 
 
