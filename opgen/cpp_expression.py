@@ -403,7 +403,3 @@ def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] |
     cpp = f"{CAST}({node.literal})" if node.literal is not None else node.cpp
     return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used)
 
-
-def check(expression: str, names: dict[str, str] | set[str]) -> set[str]:
-    """Check `expression` over the values `names`; return the names it uses."""
-    return parse(expression, names).used
