@@ -25,13 +25,16 @@ def silu_mul(x: Tensor, y: Tensor) -> Tensor:
 
     Args:
         x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
-        y: a tensor of float32, float64, float16, bfloat16, with the shape,
-            dtype and device of x.
+        y: a tensor of float32, float64, float16, bfloat16, with the dtype and
+            device of x.
 
     Returns:
         A new tensor in the layout of the tensors where they share a dense one (channels_last,
         transposed alike), else contiguous, on x's device, of x's dtype, with the
-        shape of x.
+        shape the tensors broadcast to.
+
+    The tensors broadcast as in PyTorch (x, y of shapes (N, C) and (C,), say): read in
+    place, without copies. The gradient of a broadcast input is summed back to its shape.
 
     Differentiable once with respect to x, y. Double backward raises.
     """
@@ -59,13 +62,27 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
                 f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
             ),
         )
-        torch._check(
-            t.shape == first.shape,
-            lambda name=name, t=t: (
-                f"{op}: {name} has shape {list(t.shape)} but {first_name} has shape "
-                f"{list(first.shape)}"
-            ),
-        )
+
+
+def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
+    """The shape the tensors broadcast to, as broadcast_shape in csrc/silu_mul.cpp."""
+    shape: list = []
+    for count, (name, t) in enumerate(tensors.items()):
+        for size, have in zip(reversed(t.shape), reversed(shape)):
+            torch._check(
+                size == have or size == 1 or have == 1,
+                lambda name=name, t=t, count=count, shape=list(shape): (
+                    f"{op}: {name} has shape {list(t.shape)} but "
+                    + ", ".join(list(tensors)[:count])
+                    + (" has shape " if count == 1 else " broadcast to ")
+                    + str(shape)
+                ),
+            )
+        shape = [1] * (t.dim() - len(shape)) + shape
+        for d in range(1, t.dim() + 1):
+            if shape[-d] == 1:
+                shape[-d] = t.shape[-d]
+    return shape
 
 
 # The layout rule of the C++ kernels (csrc/silu_mul.cpp), for the fake kernels: tensors
@@ -103,17 +120,32 @@ def _is_one_value(t: Tensor) -> bool:
 def _(x, y):
     _check_tensors("silu_mul", x=x, y=y)
     # Locals start with _ so that no argument name can be one.
-    _layout = _shared_dense_layout(x, y)
+    _shape = _broadcast_shape("silu_mul", x=x, y=y)
+    # The layout of the tensors that have the output's shape (see _shared_dense_layout).
+    _full = [_t for _t in (x, y, ) if list(_t.shape) == _shape]
+    _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
-    shape = x.shape
+    shape = _shape
     return x.new_empty(shape)
 
 
 @torch.library.register_fake("silu_mul::silu_mul_backward")
 def _(grad, x, y):
     _check_tensors("silu_mul_backward", grad=grad, x=x, y=y)
-    _layout = _shared_dense_layout(None if _is_one_value(grad) else grad, x, y)
+    # The gradients have grad's shape; the tensors they read may broadcast to it.
+    for _name, _t in {"x": x, "y": y}.items():
+        torch._check(
+            _t.dim() <= grad.dim()
+            and all(_s in (_g, 1) for _s, _g in zip(reversed(_t.shape), reversed(grad.shape))),
+            lambda _name=_name, _t=_t: f"silu_mul_backward: {_name} has shape {list(_t.shape)} "
+            f"but grad has shape {list(grad.shape)}",
+        )
+    _layout = _shared_dense_layout(
+        None if _is_one_value(grad) else grad,
+        x if x.shape == grad.shape else None,
+        y if y.shape == grad.shape else None,
+    )
     if _layout is not None:
         return (
             torch.empty_like(_layout, dtype=grad.dtype),
