@@ -87,7 +87,7 @@ def op_options(command):
                      help=f"Comma-separated dtypes to support, from {','.join(DTYPES)} "
                           f"(default: {','.join(FLOAT_DTYPES)})."),
         click.option("--signature", metavar="ARGS",
-                     help="Python arguments: tensors of one shape and floats, e.g. "
+                     help="Python arguments: tensors (they broadcast) and float, int or bool scalars, e.g. "
                           "'x: Tensor, alpha: float = 2.0'."),
         click.option("--forward", metavar="EXPR",
                      help="C++ expression for one output element, e.g. 'alpha * x'."),

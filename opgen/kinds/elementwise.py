@@ -1,4 +1,4 @@
-"""elementwise: y = f(tensors of one shape, float scalars), one output element per element."""
+"""elementwise: y = f(tensors that broadcast, scalars), one output element per element."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..spec import (
 )
 
 NAME = "elementwise"
-SUMMARY = "y = f(tensors of one shape, float scalars), one output element per element"
+SUMMARY = "y = f(tensors that broadcast, scalars), one output element per element"
 DEFAULTS: dict[str, Any] = {
     "signature": "x: Tensor, alpha: float = 2.0",
     "forward": "alpha * x",

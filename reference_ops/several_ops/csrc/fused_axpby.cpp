@@ -13,10 +13,13 @@
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <initializer_list>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "fused_axpby_math.h"
 
@@ -103,8 +106,9 @@ template <typename scalar_t>
 using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
-// Every tensor argument must have a supported dtype and the dtype, device and shape of
-// the first one. Each message names the argument, what it got and what was expected.
+// Every tensor argument must have a supported dtype and the dtype, device and of
+// the first one (shapes: see broadcast_shape). Each message names the argument, what it got and
+// what was expected.
 void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
   const NamedTensor& first = *args.begin();
   for (const NamedTensor& arg : args) {
@@ -117,10 +121,48 @@ void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
     TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
                 " but ", first.name, " is on ", first.tensor.device(),
                 "; move the tensors to one device");
-    TORCH_CHECK(t.sizes() == first.tensor.sizes(), op, ": ", arg.name, " has shape ", t.sizes(),
-                " but ", first.name, " has shape ", first.tensor.sizes(),
-                "; pass tensors of one shape (no broadcasting)");
   }
+}
+
+// The shape the tensors broadcast to, as in PyTorch: aligned at their last dimensions, each
+// dimension of size 1 or of the others' size. The message names the first that does not fit.
+std::vector<int64_t> broadcast_shape(const char* op, std::initializer_list<NamedTensor> args) {
+  std::vector<int64_t> shape;
+  std::string before;  // the tensors checked so far, for the message
+  size_t count = 0;
+  for (const NamedTensor& arg : args) {
+    const at::IntArrayRef sizes = arg.tensor.sizes();
+    const size_t common = std::min(sizes.size(), shape.size());
+    for (size_t d = 1; d <= common; ++d) {  // d counts from the last dimension
+      const int64_t size = sizes[sizes.size() - d];
+      const int64_t have = shape[shape.size() - d];
+      TORCH_CHECK(size == have || size == 1 || have == 1, op, ": ", arg.name, " has shape ", sizes,
+                  " but ", before, count == 1 ? " has shape " : " broadcast to ",
+                  at::IntArrayRef(shape),
+                  "; pass shapes that broadcast (from the last dimension on, equal sizes or 1)");
+    }
+    if (sizes.size() > shape.size()) shape.insert(shape.begin(), sizes.size() - shape.size(), 1);
+    for (size_t d = 1; d <= sizes.size(); ++d) {
+      int64_t& have = shape[shape.size() - d];
+      if (have == 1) have = sizes[sizes.size() - d];
+    }
+    before += (count++ == 0 ? "" : ", ") + std::string(arg.name);
+  }
+  return shape;
+}
+
+// Whether every tensor has `shape` (nullptr entries, a one-value gradient, count as having it).
+bool all_of_shape(at::IntArrayRef shape, std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* t : tensors) {
+    if (t != nullptr && t->sizes() != shape) return false;
+  }
+  return true;
+}
+
+// t where it has the result's full shape, else nullptr: the tensors that choose the layout of
+// a broadcast's results.
+const at::Tensor* if_full_size(const at::Tensor& t, at::IntArrayRef shape) {
+  return t.sizes() == shape ? &t : nullptr;
 }
 // The layout the tensors share if every one is dense (no gaps, no overlap) with the same
 // strides (a channels_last batch, matrices transposed alike): element i of each is then at
@@ -155,6 +197,92 @@ at::Tensor new_in_layout(const at::Tensor* layout, const at::Tensor& like, at::S
                                        /*pin_memory=*/false);
 }
 
+// A broadcast as the kernels step through it: the dimensions of a dense result in memory
+// order, innermost first, with each operand's stride along them (0 where it broadcasts),
+// merged where every operand steps through two dimensions as through one. A bias of shape
+// (C,) against a (N, C) result: sizes {C, N}, strides {{1, 1}, {C, 0}}.
+struct Dims {
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<int64_t>> strides;  // [dimension][operand]
+};
+
+// t's stride along dimension d of a result with `ndim` dimensions, 0 where it broadcasts.
+int64_t stride_in(const at::Tensor& t, int64_t d, int64_t ndim) {
+  const int64_t own = d - (ndim - t.dim());  // shapes align at their last dimensions
+  return own < 0 || t.size(own) == 1 ? 0 : t.stride(own);
+}
+
+Dims broadcast_dims(const at::Tensor& result, std::initializer_list<const at::Tensor*> operands) {
+  const int64_t ndim = result.dim();
+  std::vector<int64_t> order(ndim);
+  std::iota(order.begin(), order.end(), 0);
+  // Memory order: a dense result's smallest stride first; reversed, so that among equal
+  // strides (dimensions of size 1, skipped below) the last dimension comes first.
+  std::reverse(order.begin(), order.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return result.stride(a) < result.stride(b); });
+  Dims dims;
+  for (const int64_t d : order) {
+    if (result.size(d) == 1) continue;
+    std::vector<int64_t> strides;
+    for (const at::Tensor* t : operands) strides.push_back(stride_in(*t, d, ndim));
+    bool merges = !dims.sizes.empty();
+    for (size_t k = 0; merges && k < strides.size(); ++k) {
+      merges = strides[k] == dims.strides.back()[k] * dims.sizes.back();
+    }
+    if (merges) {
+      dims.sizes.back() *= result.size(d);
+    } else {
+      dims.sizes.push_back(result.size(d));
+      dims.strides.push_back(std::move(strides));
+    }
+  }
+  return dims;
+}
+
+// Steps through a broadcast from one result element on, a run along the innermost
+// dimension at a time: offsets() holds each operand's offset at the run's start, steps()
+// its stride within the run.
+class BroadcastWalk {
+ public:
+  BroadcastWalk(const Dims& dims, size_t operands, int64_t first)
+      : dims_(dims), index_(dims.sizes.size()), offsets_(operands), steps_(operands) {
+    for (size_t d = 0; d < index_.size(); ++d) {
+      index_[d] = first % dims_.sizes[d];
+      first /= dims_.sizes[d];
+      for (size_t k = 0; k < operands; ++k) offsets_[k] += index_[d] * dims_.strides[d][k];
+    }
+    if (!index_.empty()) steps_ = dims_.strides[0];
+  }
+
+  // The elements of this run, at most `left`.
+  int64_t run(int64_t left) const {
+    return index_.empty() ? left : std::min(left, dims_.sizes[0] - index_[0]);
+  }
+  const int64_t* offsets() const { return offsets_.data(); }
+  const int64_t* steps() const { return steps_.data(); }
+
+  // Past `count` elements of the run: into the next run where this one ends.
+  void advance(int64_t count) {
+    if (index_.empty()) return;
+    for (size_t k = 0; k < offsets_.size(); ++k) offsets_[k] += count * steps_[k];
+    index_[0] += count;
+    for (size_t d = 0; d + 1 < index_.size() && index_[d] == dims_.sizes[d]; ++d) {
+      index_[d] = 0;
+      ++index_[d + 1];
+      for (size_t k = 0; k < offsets_.size(); ++k) {
+        offsets_[k] += dims_.strides[d + 1][k] - dims_.sizes[d] * dims_.strides[d][k];
+      }
+    }
+  }
+
+ private:
+  const Dims& dims_;
+  std::vector<int64_t> index_;
+  std::vector<int64_t> offsets_;
+  std::vector<int64_t> steps_;
+};
+
 // The gradient of a sum (op(x).sum().backward()) arrives expanded: one value, every stride
 // 0. The backward kernels read that value for every element (grad_step 0) instead of a
 // copy of it the size of the output (grad_step 1 reads a gradient element by element).
@@ -169,8 +297,49 @@ bool is_one_value(const at::Tensor& t) {
 // registered at the end of this file pass them on.
 namespace cpu {
 
+// Tensors of different shapes (see broadcast_dims): each read in place through its strides.
+at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars<double>& s,
+                             at::IntArrayRef shape) {
+  const at::Tensor* layout =
+      shared_dense_layout({if_full_size(in.x, shape), if_full_size(in.b, shape)});
+  at::Tensor out = layout != nullptr ? new_in_layout(layout, *layout, in.x.scalar_type())
+                                     : new_tensor(in.x, shape, in.x.scalar_type());
+  const Dims dims = broadcast_dims(out, {&in.x, &in.b});
+  const int64_t n = out.numel();
+  AT_DISPATCH_SWITCH(
+      in.x.scalar_type(), "fused_axpby_broadcast_cpu", FUSED_AXPBY_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        // double where the input or the output is double; float for the rest, integers too.
+        using acc_t =
+            std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
+                               double, float>;
+        const Scalars<acc_t> s_acc{static_cast<acc_t>(s.a)};
+        const Tensors<const scalar_t*> data{in.x.const_data_ptr<scalar_t>(),
+                                            in.b.const_data_ptr<scalar_t>()};
+        out_t* out_p = out.mutable_data_ptr<out_t>();
+        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+          BroadcastWalk walk(dims, 2, begin);
+          for (int64_t i = begin; i < end;) {
+            const int64_t run = walk.run(end - i);
+            const int64_t* offset = walk.offsets();
+            const int64_t* step = walk.steps();
+            for (int64_t k = 0; k < run; ++k) {
+              out_p[i + k] = static_cast<out_t>(
+                  forward<acc_t>(s_acc.a, static_cast<acc_t>(data.x[offset[0] + k * step[0]]),
+                                 static_cast<acc_t>(data.b[offset[1] + k * step[1]])));
+            }
+            walk.advance(run);
+            i += run;
+          }
+        });
+      }));
+  return out;
+}
+
 at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
   check_tensors("fused_axpby", {{"x", in.x}, {"b", in.b}});
+  const std::vector<int64_t> shape = broadcast_shape("fused_axpby", {{"x", in.x}, {"b", in.b}});
+  if (!all_of_shape(shape, {&in.x, &in.b})) return forward_broadcast(in, s, shape);
   // Read as they are where the inputs share a dense layout (the output then takes it, as
   // eager's does: channels_last stays channels_last), else from contiguous copies; held in
   // locals until the kernels finish.
@@ -235,8 +404,52 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
 #ifdef WITH_CUDA
 namespace cuda {
 
+at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s);
+
+// t copied out to like's shape and layout: for broadcasts of more than kMaxDims dimensions.
+at::Tensor expanded(const at::Tensor& t, const at::Tensor& like) {
+  at::Tensor copy = new_in_layout(&like, like, t.scalar_type());
+  copy.copy_(t.expand(like.sizes()));
+  return copy;
+}
+
+// Tensors of different shapes (see Broadcast in csrc/fused_axpby_kernel.h): each read in
+// place through its strides.
+at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars<double>& s,
+                             at::IntArrayRef shape) {
+  const c10::cuda::CUDAGuard device_guard(in.x.device());
+  const at::Tensor* layout =
+      shared_dense_layout({if_full_size(in.x, shape), if_full_size(in.b, shape)});
+  at::Tensor out = layout != nullptr ? new_in_layout(layout, *layout, in.x.scalar_type())
+                                     : new_tensor(in.x, shape, in.x.scalar_type());
+  const Dims dims = broadcast_dims(out, {&in.x, &in.b});
+  const int64_t n = out.numel();
+  if (n == 0) return out;
+  if (dims.sizes.size() > size_t(kMaxDims)) {
+    return forward_impl({expanded(in.x, out), expanded(in.b, out)}, s);
+  }
+  Broadcast<Tensors<int64_t>> b{};
+  b.ndim = int(dims.sizes.size());
+  for (int d = 0; d < b.ndim; ++d) {
+    b.sizes[d] = dims.sizes[d];
+    b.strides[d] = {dims.strides[d][0], dims.strides[d][1]};
+  }
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_SWITCH(
+      in.x.scalar_type(), "fused_axpby_broadcast_cuda", FUSED_AXPBY_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(in.x),
+                                                        cuda_data<scalar_t>(in.b)};
+        C10_CUDA_CHECK(
+            launch_forward_broadcast(data, cuda_mutable_data<out_t>(out), n, b, s, stream));
+      }));
+  return out;
+}
+
 at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<double>& s) {
   check_tensors("fused_axpby", {{"x", in.x}, {"b", in.b}});
+  const std::vector<int64_t> shape = broadcast_shape("fused_axpby", {{"x", in.x}, {"b", in.b}});
+  if (!all_of_shape(shape, {&in.x, &in.b})) return forward_broadcast(in, s, shape);
   // Allocate, copy and launch on the inputs' device, whichever device is current.
   const c10::cuda::CUDAGuard device_guard(in.x.device());
   // Read as they are where the inputs share a dense layout (the output then takes it, as

@@ -6,11 +6,13 @@
 // as much as a small op's whole kernel time. This one is C++ end to end.
 // A file of its own because the autograd headers are heavy: it compiles beside the
 // kernels, and editing the glue in csrc/fused_axpby.cpp does not recompile it.
+#include <ATen/ExpandUtils.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <tuple>
+#include <vector>
 namespace fused_axpby {
 namespace {
 
@@ -54,6 +56,13 @@ std::tuple<at::Tensor, at::Tensor> as_tuple(const torch::autograd::variable_list
 
 }  // namespace kernels
 
+// A gradient of the output's shape summed back to its input's shape where the input
+// broadcast (a bias (C,) added to (N, C): summed over N), as PyTorch's own ops do.
+at::Tensor sum_to_shape(const at::Tensor& grad, const c10::IValue& shape) {
+  const std::vector<c10::SymInt> sizes = shape.toSymIntVector();
+  return grad.sym_sizes().equals(sizes) ? grad : at::sum_to(grad, sizes);
+}
+
 // fused_axpby's arguments by name, for the autograd function below.
 struct Arguments {
   double a;
@@ -68,6 +77,10 @@ class FusedAxpbyFunction : public torch::autograd::Function<FusedAxpbyFunction> 
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*x*/, const at::Tensor& /*b*/) {
     ctx->saved_data["a"] = args.a;
+    // The shapes the gradients are summed back to where an input broadcast (keys with a
+    // space: no argument's name).
+    ctx->saved_data["shape of x"] = args.x.sym_sizes();
+    ctx->saved_data["shape of b"] = args.b.sym_sizes();
     return kernels::forward(args.a, args.x, args.b);
   }
 
@@ -76,7 +89,8 @@ class FusedAxpbyFunction : public torch::autograd::Function<FusedAxpbyFunction> 
     const std::tuple<at::Tensor, at::Tensor> g =
         kernels::backward_op().call(grads[0], ctx->saved_data["a"].toDouble());
     // One gradient per argument of forward: none for args, then one per tensor.
-    return {at::Tensor(), std::get<0>(g), std::get<1>(g)};
+    return {at::Tensor(), sum_to_shape(std::get<0>(g), ctx->saved_data["shape of x"]),
+            sum_to_shape(std::get<1>(g), ctx->saved_data["shape of b"])};
   }
 };
 

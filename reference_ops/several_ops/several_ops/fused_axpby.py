@@ -27,13 +27,16 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
     Args:
         a: a float.
         x: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
-        b: a tensor of float32, float64, float16, bfloat16, with the shape,
-            dtype and device of x.
+        b: a tensor of float32, float64, float16, bfloat16, with the dtype and
+            device of x.
 
     Returns:
         A new tensor in the layout of the tensors where they share a dense one (channels_last,
         transposed alike), else contiguous, on x's device, of x's dtype, with the
-        shape of x.
+        shape the tensors broadcast to.
+
+    The tensors broadcast as in PyTorch (x, b of shapes (N, C) and (C,), say): read in
+    place, without copies. The gradient of a broadcast input is summed back to its shape.
 
     Differentiable once with respect to x, b. Double backward raises.
     """
@@ -61,13 +64,27 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
                 f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
             ),
         )
-        torch._check(
-            t.shape == first.shape,
-            lambda name=name, t=t: (
-                f"{op}: {name} has shape {list(t.shape)} but {first_name} has shape "
-                f"{list(first.shape)}"
-            ),
-        )
+
+
+def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
+    """The shape the tensors broadcast to, as broadcast_shape in csrc/fused_axpby.cpp."""
+    shape: list = []
+    for count, (name, t) in enumerate(tensors.items()):
+        for size, have in zip(reversed(t.shape), reversed(shape)):
+            torch._check(
+                size == have or size == 1 or have == 1,
+                lambda name=name, t=t, count=count, shape=list(shape): (
+                    f"{op}: {name} has shape {list(t.shape)} but "
+                    + ", ".join(list(tensors)[:count])
+                    + (" has shape " if count == 1 else " broadcast to ")
+                    + str(shape)
+                ),
+            )
+        shape = [1] * (t.dim() - len(shape)) + shape
+        for d in range(1, t.dim() + 1):
+            if shape[-d] == 1:
+                shape[-d] = t.shape[-d]
+    return shape
 
 
 # The layout rule of the C++ kernels (csrc/fused_axpby.cpp), for the fake kernels: tensors
@@ -105,10 +122,13 @@ def _is_one_value(t: Tensor) -> bool:
 def _(a, x, b):
     _check_tensors("fused_axpby", x=x, b=b)
     # Locals start with _ so that no argument name can be one.
-    _layout = _shared_dense_layout(x, b)
+    _shape = _broadcast_shape("fused_axpby", x=x, b=b)
+    # The layout of the tensors that have the output's shape (see _shared_dense_layout).
+    _full = [_t for _t in (x, b, ) if list(_t.shape) == _shape]
+    _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
-    shape = x.shape
+    shape = _shape
     return x.new_empty(shape)
 
 

@@ -6,11 +6,13 @@
 // as much as a small op's whole kernel time. This one is C++ end to end.
 // A file of its own because the autograd headers are heavy: it compiles beside the
 // kernels, and editing the glue in csrc/vector_add.cpp does not recompile it.
+#include <ATen/ExpandUtils.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <tuple>
+#include <vector>
 namespace vector_add {
 namespace {
 
@@ -53,6 +55,13 @@ std::tuple<at::Tensor, at::Tensor> as_tuple(const torch::autograd::variable_list
 
 }  // namespace kernels
 
+// A gradient of the output's shape summed back to its input's shape where the input
+// broadcast (a bias (C,) added to (N, C): summed over N), as PyTorch's own ops do.
+at::Tensor sum_to_shape(const at::Tensor& grad, const c10::IValue& shape) {
+  const std::vector<c10::SymInt> sizes = shape.toSymIntVector();
+  return grad.sym_sizes().equals(sizes) ? grad : at::sum_to(grad, sizes);
+}
+
 // vector_add's arguments by name, for the autograd function below.
 struct Arguments {
   const at::Tensor& a;
@@ -65,6 +74,10 @@ class VectorAddFunction : public torch::autograd::Function<VectorAddFunction> {
   // connects to the graph the tensors it is passed.
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*a*/, const at::Tensor& /*b*/) {
+    // The shapes the gradients are summed back to where an input broadcast (keys with a
+    // space: no argument's name).
+    ctx->saved_data["shape of a"] = args.a.sym_sizes();
+    ctx->saved_data["shape of b"] = args.b.sym_sizes();
     return kernels::forward(args.a, args.b);
   }
 
@@ -72,7 +85,8 @@ class VectorAddFunction : public torch::autograd::Function<VectorAddFunction> {
                                                  torch::autograd::variable_list grads) {
     const std::tuple<at::Tensor, at::Tensor> g = kernels::backward_op().call(grads[0]);
     // One gradient per argument of forward: none for args, then one per tensor.
-    return {at::Tensor(), std::get<0>(g), std::get<1>(g)};
+    return {at::Tensor(), sum_to_shape(std::get<0>(g), ctx->saved_data["shape of a"]),
+            sum_to_shape(std::get<1>(g), ctx->saved_data["shape of b"])};
   }
 };
 

@@ -177,6 +177,188 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Broadcast: each tensor is read at its own offset of output element i (see Broadcast in
+// csrc/vector_add_kernel.h); the output and the gradients are written at i.
+
+// Division by each merged dimension's size, fixed at launch: a multiply and a shift in
+// place of a 32-bit division's dozens of instructions (the method of PyTorch's IntDivider,
+// after Granlund and Montgomery). Exact for numerators below 2^31.
+struct Dividers {
+  uint32_t magic[kMaxDims];
+  uint32_t shift[kMaxDims];
+};
+
+Dividers dividers_for(const int64_t* sizes, int ndim) {
+  Dividers div{};
+  for (int d = 0; d < ndim; ++d) {
+    if (sizes[d] >= (int64_t(1) << 31)) continue;  // the kernels then index in 64 bits
+    const uint64_t divisor = uint64_t(sizes[d]);
+    uint32_t shift = 0;
+    while ((uint64_t(1) << shift) < divisor) ++shift;
+    div.shift[d] = shift;
+    div.magic[d] =
+        uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - divisor)) / divisor + 1);
+  }
+  return div;
+}
+
+// The offsets of output element i in every tensor b describes: one division per merged
+// dimension but the outermost (a bias over rows: one). Index is uint32_t where every
+// element and offset fits in 31 bits (the divisions are then Dividers'), else int64_t.
+template <typename Index, typename Strides, typename AddOffsets>
+__device__ __forceinline__ void for_each_dim(const Broadcast<Strides>& b, const Dividers& div,
+                                             Index i, AddOffsets add) {
+#pragma unroll
+  for (int d = 0; d < kMaxDims; ++d) {
+    if (d == b.ndim) break;
+    Index index = i;
+    if (d + 1 < b.ndim) {
+      Index rest;
+      if constexpr (sizeof(Index) == 4) {
+        rest = (__umulhi(i, div.magic[d]) + i) >> div.shift[d];
+      } else {
+        rest = i / b.sizes[d];
+      }
+      index = i - rest * Index(b.sizes[d]);
+      i = rest;
+    }
+    add(index, b.strides[d]);
+  }
+}
+
+template <typename Index>
+__device__ __forceinline__ Tensors<Index> offsets(const Broadcast<Tensors<int64_t>>& b,
+                                                  const Dividers& div, Index i) {
+  Tensors<Index> at{};
+  for_each_dim(b, div, i, [&](Index index, const Tensors<int64_t>& stride) {
+    at.a += index * Index(stride.a);
+    at.b += index * Index(stride.b);
+  });
+  return at;
+}
+
+// grad's offset, then those of the tensors the gradient formulas read.
+template <typename Index>
+struct GradOffsets {
+  Index grad;
+  GradReads<Index> reads;
+};
+
+template <typename Index>
+__device__ __forceinline__ GradOffsets<Index> offsets(const Broadcast<GradStrides>& b,
+                                                      const Dividers& div, Index i) {
+  GradOffsets<Index> at{};
+  for_each_dim(b, div, i, [&](Index index, const GradStrides& stride) {
+    at.grad += index * Index(stride.grad);
+  });
+  return at;
+}
+
+// kVec elements from p on: a vector where the tensor steps by 1 along the innermost
+// dimension, its one value repeated where it broadcasts there (step 0).
+template <int kVec, typename T>
+__device__ __forceinline__ Vec<T, kVec> load_vector(const T* p, int64_t step) {
+  if (step != 0) return *reinterpret_cast<const Vec<T, kVec>*>(p);
+  Vec<T, kVec> v;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) v.v[k] = p[0];
+  return v;
+}
+
+// kVec output elements per work item, from one vector or one repeated value of each input
+// (see vector_width); kVec 1 reads any layout.
+template <typename T, typename Index, int kVec>
+__global__ void __launch_bounds__(kThreads)
+    forward_broadcast_kernel(const Tensors<const T*> in, Out<T>* __restrict__ out, int64_t n,
+                             const Broadcast<Tensors<int64_t>> b, const Dividers div,
+                             const Scalars<Acc<T>> s) {
+  using V = Vec<T, kVec>;
+  using VOut = Vec<Out<T>, kVec>;
+  const int64_t n_vec = n / kVec;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll 1  // no trip-count division (see forward_kernel)
+  for (int64_t i = first; i < n_vec; i += stride) {
+    const Tensors<Index> at = offsets(b, div, Index(i * kVec));
+    Tensors<V> loaded;
+    loaded.a = load_vector<kVec>(in.a + at.a, b.strides[0].a);
+    loaded.b = load_vector<kVec>(in.b + at.b, b.strides[0].b);
+    VOut out_v;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded.a.v[k]), to_acc(loaded.b.v[k])));
+    }
+    reinterpret_cast<VOut*>(out)[i] = out_v;
+  }
+}
+
+template <typename T, typename Index, int kVec>
+__global__ void __launch_bounds__(kThreads)
+    backward_broadcast_kernel(const T* __restrict__ grad, const GradReads<const T*> reads,
+                              const Grads<T*> grads, int64_t n, const Broadcast<GradStrides> b,
+                              const Dividers div, const Scalars<Acc<T>> s) {
+  using V = Vec<T, kVec>;
+  const int64_t n_vec = n / kVec;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll 1
+  for (int64_t i = first; i < n_vec; i += stride) {
+    const GradOffsets<Index> at = offsets(b, div, Index(i * kVec));
+    const V grad_v = load_vector<kVec>(grad + at.grad, b.strides[0].grad);
+    Grads<V> grads_v;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const Acc<T> g = to_acc(grad_v.v[k]);
+      grads_v.a.v[k] = from_acc<T>(grad_wrt_a<Acc<T>>(g));
+      grads_v.b.v[k] = from_acc<T>(grad_wrt_b<Acc<T>>(g));
+    }
+    reinterpret_cast<V*>(grads.a)[i] = grads_v.a;
+    reinterpret_cast<V*>(grads.b)[i] = grads_v.b;
+  }
+}
+
+// Whether a tensor's offsets stay below 2^31 (with n, the kernels then index in 32 bits).
+template <typename Strides, typename StrideOf>
+bool fits_31_bits(const Broadcast<Strides>& b, StrideOf stride_of) {
+  int64_t last = 0;  // the largest offset: strides are never negative
+  for (int d = 0; d < b.ndim; ++d) last += (b.sizes[d] - 1) * stride_of(b.strides[d]);
+  return last < (int64_t(1) << 31);
+}
+
+// Whether a tensor can be read `width` elements at a time: it broadcasts along the
+// innermost dimension (one value per vector), or steps by 1 there from a start aligned to
+// the vector with every outer stride a multiple of width (each vector starts aligned).
+template <typename Strides, typename T, typename StrideOf>
+bool reads_as_vectors(const T* p, const Broadcast<Strides>& b, int width, StrideOf stride_of) {
+  if (stride_of(b.strides[0]) == 0) return true;
+  if (stride_of(b.strides[0]) != 1 || reinterpret_cast<uintptr_t>(p) % (sizeof(T) * width) != 0) {
+    return false;
+  }
+  for (int d = 1; d < b.ndim; ++d) {
+    if (stride_of(b.strides[d]) % width != 0) return false;
+  }
+  return true;
+}
+
+// The widest vector, up to `widest` elements and halving down to 1, that divides the
+// innermost dimension and that every tensor can be read and written in.
+template <typename Strides, typename Fits>
+int vector_width(const Broadcast<Strides>& b, int widest, Fits fits) {
+  int width = widest;
+  while (width > 1 && (b.ndim == 0 || b.sizes[0] % width != 0 || !fits(width))) width /= 2;
+  return width;
+}
+
+// Launches kernel<kVec> for the width chosen: each width its own instantiation, so that the
+// vectors' sizes are known to the compiler.
+template <int kVec, typename Launch>
+void launch_width(int width, Launch launch) {
+  if constexpr (kVec > 1) {
+    if (width < kVec) return launch_width<kVec / 2>(width, launch);
+  }
+  launch(std::integral_constant<int, kVec>{});
+}
+
 }  // namespace
 
 template <typename T>
@@ -204,21 +386,98 @@ cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*
   return cudaGetLastError();
 }
 
+template <typename T>
+cudaError_t launch_forward_broadcast(Tensors<const T*> in, Out<T>* out, int64_t n,
+                                     const Broadcast<Tensors<int64_t>>& b, Scalars<double> s,
+                                     cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  constexpr int kWidest = VecWidth<T>::value;
+  const int width = vector_width(b, kWidest, [&](int width) {
+    return reinterpret_cast<uintptr_t>(out) % (sizeof(Out<T>) * width) == 0 &&
+           reads_as_vectors(in.a, b, width, [](const Tensors<int64_t>& st) { return st.a; }) &&
+           reads_as_vectors(in.b, b, width, [](const Tensors<int64_t>& st) { return st.b; });
+  });
+  const bool narrow = n < (int64_t(1) << 31) &&
+                      fits_31_bits(
+                          b, [](const Tensors<int64_t>& st) { return st.a; }) &&
+                      fits_31_bits(b, [](const Tensors<int64_t>& st) { return st.b; });
+  const int blocks = num_blocks(n / width);
+  const Dividers div = dividers_for(b.sizes, b.ndim);
+  launch_width<kWidest>(width, [&](auto vec) {
+    if (narrow) {
+      forward_broadcast_kernel<T, uint32_t, vec>
+          <<<blocks, kThreads, 0, stream>>>(in, out, n, b, div, Scalars<Acc<T>>{});
+    } else {
+      forward_broadcast_kernel<T, int64_t, vec>
+          <<<blocks, kThreads, 0, stream>>>(in, out, n, b, div, Scalars<Acc<T>>{});
+    }
+  });
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_backward_broadcast(const T* grad, GradReads<const T*> reads, Grads<T*> grads,
+                                      int64_t n, const Broadcast<GradStrides>& b, Scalars<double> s,
+                                      cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  constexpr int kWidest = 16 / sizeof(T);
+  const int width = vector_width(b, kWidest, [&](int width) {
+    return reads_as_vectors(grad, b, width, [](const GradStrides& st) { return st.grad; }) &&
+           reinterpret_cast<uintptr_t>(grads.a) % (sizeof(T) * width) == 0 &&
+           reinterpret_cast<uintptr_t>(grads.b) % (sizeof(T) * width) == 0;
+  });
+  const bool narrow =
+      n < (int64_t(1) << 31) && fits_31_bits(b, [](const GradStrides& st) { return st.grad; });
+  const int blocks = num_blocks(n / width);
+  const Dividers div = dividers_for(b.sizes, b.ndim);
+  launch_width<kWidest>(width, [&](auto vec) {
+    if (narrow) {
+      backward_broadcast_kernel<T, uint32_t, vec>
+          <<<blocks, kThreads, 0, stream>>>(grad, reads, grads, n, b, div, Scalars<Acc<T>>{});
+    } else {
+      backward_broadcast_kernel<T, int64_t, vec>
+          <<<blocks, kThreads, 0, stream>>>(grad, reads, grads, n, b, div, Scalars<Acc<T>>{});
+    }
+  });
+  return cudaGetLastError();
+}
+
 // The dtypes this op was generated for.
 template cudaError_t launch_forward<float>(Tensors<const float*>, Out<float>*, int64_t,
                                            Scalars<double>, cudaStream_t);
 template cudaError_t launch_backward<float>(const float*, int64_t, GradReads<const float*>,
                                             Grads<float*>, int64_t, Scalars<double>, cudaStream_t);
+template cudaError_t launch_forward_broadcast<float>(Tensors<const float*>, Out<float>*, int64_t,
+                                                     const Broadcast<Tensors<int64_t>>&,
+                                                     Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward_broadcast<float>(const float*, GradReads<const float*>,
+                                                      Grads<float*>, int64_t,
+                                                      const Broadcast<GradStrides>&,
+                                                      Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<double>(Tensors<const double*>, Out<double>*, int64_t,
                                             Scalars<double>, cudaStream_t);
 template cudaError_t launch_backward<double>(const double*, int64_t, GradReads<const double*>,
                                              Grads<double*>, int64_t, Scalars<double>,
                                              cudaStream_t);
+template cudaError_t launch_forward_broadcast<double>(Tensors<const double*>, Out<double>*, int64_t,
+                                                      const Broadcast<Tensors<int64_t>>&,
+                                                      Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward_broadcast<double>(const double*, GradReads<const double*>,
+                                                       Grads<double*>, int64_t,
+                                                       const Broadcast<GradStrides>&,
+                                                       Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<__half>(Tensors<const __half*>, Out<__half>*, int64_t,
                                             Scalars<double>, cudaStream_t);
 template cudaError_t launch_backward<__half>(const __half*, int64_t, GradReads<const __half*>,
                                              Grads<__half*>, int64_t, Scalars<double>,
                                              cudaStream_t);
+template cudaError_t launch_forward_broadcast<__half>(Tensors<const __half*>, Out<__half>*, int64_t,
+                                                      const Broadcast<Tensors<int64_t>>&,
+                                                      Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward_broadcast<__half>(const __half*, GradReads<const __half*>,
+                                                       Grads<__half*>, int64_t,
+                                                       const Broadcast<GradStrides>&,
+                                                       Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
                                                    Out<__nv_bfloat16>*, int64_t, Scalars<double>,
                                                    cudaStream_t);
@@ -226,5 +485,14 @@ template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*, int64_
                                                     GradReads<const __nv_bfloat16*>,
                                                     Grads<__nv_bfloat16*>, int64_t, Scalars<double>,
                                                     cudaStream_t);
+template cudaError_t launch_forward_broadcast<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
+                                                             Out<__nv_bfloat16>*, int64_t,
+                                                             const Broadcast<Tensors<int64_t>>&,
+                                                             Scalars<double>, cudaStream_t);
+template cudaError_t launch_backward_broadcast<__nv_bfloat16>(const __nv_bfloat16*,
+                                                              GradReads<const __nv_bfloat16*>,
+                                                              Grads<__nv_bfloat16*>, int64_t,
+                                                              const Broadcast<GradStrides>&,
+                                                              Scalars<double>, cudaStream_t);
 
 }  // namespace vector_add

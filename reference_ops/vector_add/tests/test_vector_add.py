@@ -8,6 +8,8 @@ and torch.compile against eager. If the op is defined only on part of the real l
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from torch import Tensor
@@ -323,6 +325,108 @@ def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
     out = op(**leaves, **SCALARS)
     grads = torch.autograd.grad(out, [leaves[name] for name in GRAD_ARGS], torch.randn_like(out))
     assert all(g.is_contiguous(memory_format=torch.channels_last) for g in grads)
+
+
+# Shapes that broadcast, as PyTorch's own ops take them: in each test every tensor in turn
+# gets the second shape and the others the first, so that each is once the broadcast one.
+BROADCASTS = [
+    ((4, 6), (6,)),  # a bias over rows
+    ((2, 3, 5, 8), (3, 1, 1)),  # a per-channel scale
+    ((6,), (4, 6)),  # the other way round: the output has the second shape
+    ((4, 1), (1, 5)),  # both broadcast
+    ((3, 8, 2), ()),  # a 0-dimensional tensor
+    # More alternations than the CUDA kernels' offsets hold: copied out, then computed.
+    ((2, 1, 2, 1, 2, 1, 2, 1), (1, 2, 1, 2, 1, 2, 1, 2)),
+]
+
+
+def broadcast_inputs(shapes, position, dtype, device, offset=0) -> dict[str, Tensor]:
+    """The tensor at `position` of shapes[1], the others of shapes[0]; with `offset`, each a
+    view that starts `offset` elements into its storage (not 16-byte aligned)."""
+    inputs = {}
+    for index, name in enumerate(TENSOR_ARGS):
+        shape = shapes[1] if index == position else shapes[0]
+        numel = math.prod(shape)
+        flat = random_tensor((numel + offset,), dtype, device)
+        inputs[name] = flat[offset:].view(shape).requires_grad_(name in GRAD_ARGS)
+    return inputs
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "offset"])
+@pytest.mark.parametrize("shapes", BROADCASTS, ids=str)
+def test_broadcast_inputs_match_float64_reference(device, dtype, offset, shapes):
+    for position in range(len(TENSOR_ARGS)):
+        inputs = broadcast_inputs(shapes, position, dtype, device, offset)
+        out = op(**inputs, **SCALARS)
+        expected = float64_reference(inputs)
+        assert out.shape == expected.shape and out.dtype == (OUT_DTYPE or dtype)
+        torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
+        # Each gradient computed per output element in dtype, then summed back to its
+        # input's shape: the reference does the same from float64 values rounded to dtype,
+        # and allows the rounding of the sum (eps for each summed term's size).
+        grad_out = torch.randn_like(out)
+        actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+        full = {k: v.detach().double().expand(out.shape).requires_grad_(k in GRAD_ARGS)
+                for k, v in inputs.items()}
+        per_element = torch.autograd.grad(
+            reference(**full, **SCALARS), [full[name] for name in GRAD_ARGS], grad_out.double()
+        )
+        for name, a, e in zip(GRAD_ARGS, actual, per_element):
+            assert a.shape == inputs[name].shape and a.dtype == dtype, name
+            rounded = e.to(dtype).double()
+            tolerance = dict(TOLERANCES[dtype])
+            tolerance["atol"] += torch.finfo(dtype).eps * rounded.abs().sum_to_size(a.shape).max().item()
+            torch.testing.assert_close(
+                a.double(), rounded.sum_to_size(a.shape), **tolerance,
+                msg=lambda m, name=name: f"{name}: {m}",
+            )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_broadcast_inputs_are_read_in_place_and_the_output_keeps_the_layout(device):
+    # A channels_last batch times a per-channel scale: no copies of either, and the output
+    # in the batch's layout, as eager's.
+    for position in range(len(TENSOR_ARGS)):
+        inputs = broadcast_inputs(((2, 3, 5, 8), (3, 1, 1)), position, DTYPES[0], device)
+        inputs = {name: t.detach().contiguous(memory_format=torch.channels_last) if t.dim() == 4
+                  else t.detach() for name, t in inputs.items()}
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+            out = op(**inputs, **SCALARS)
+        copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
+        assert not copies, copies
+        assert out.is_contiguous(memory_format=torch.channels_last)
+        torch.testing.assert_close(out.double(), float64_reference(inputs),
+                                   **TOLERANCES[out.dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_with_broadcast_inputs(device):
+    def loss(**inputs):
+        return (op(**inputs, **SCALARS) * 3).sum()
+
+    inputs = broadcast_inputs(((16, 8), (8,)), len(TENSOR_ARGS) - 1, DTYPES[0], device)
+    torch._dynamo.reset()
+    compiled = torch.compile(loss, fullgraph=True)
+    tolerance = TOLERANCES[OUT_DTYPE or DTYPES[0]]
+    torch.testing.assert_close(compiled(**inputs), loss(**inputs), **tolerance)
+    grads = [inputs[name] for name in GRAD_ARGS]
+    expected = torch.autograd.grad(loss(**inputs), grads)
+    actual = torch.autograd.grad(compiled(**inputs), grads)
+    for a, e in zip(actual, expected):
+        assert a.shape == e.shape
+        torch.testing.assert_close(a, e, **tolerance)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rejects_shapes_that_do_not_broadcast_naming_the_argument(device):
+    inputs = make_inputs((4, 6), DTYPES[0], device)
+    inputs[TENSOR_ARGS[-1]] = inputs[TENSOR_ARGS[-1]][:, :5]
+    with pytest.raises(RuntimeError, match=rf"{TENSOR_ARGS[-1]} has shape \[4, 5\] but"):
+        op(**inputs, **SCALARS)
+    with pytest.raises(RuntimeError, match=rf"{TENSOR_ARGS[-1]} has shape \[4, 5\] but"):
+        op(**{name: t.to("meta") for name, t in inputs.items()}, **SCALARS)
 
 
 @pytest.mark.parametrize("device", DEVICES)

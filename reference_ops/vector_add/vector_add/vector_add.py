@@ -26,13 +26,16 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
 
     Args:
         a: a tensor of float32, float64, float16, bfloat16, on the CPU or a CUDA device.
-        b: a tensor of float32, float64, float16, bfloat16, with the shape,
-            dtype and device of a.
+        b: a tensor of float32, float64, float16, bfloat16, with the dtype and
+            device of a.
 
     Returns:
         A new tensor in the layout of the tensors where they share a dense one (channels_last,
         transposed alike), else contiguous, on a's device, of a's dtype, with the
-        shape of a.
+        shape the tensors broadcast to.
+
+    The tensors broadcast as in PyTorch (a, b of shapes (N, C) and (C,), say): read in
+    place, without copies. The gradient of a broadcast input is summed back to its shape.
 
     Differentiable once with respect to a, b. Double backward raises.
     """
@@ -60,13 +63,27 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
                 f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
             ),
         )
-        torch._check(
-            t.shape == first.shape,
-            lambda name=name, t=t: (
-                f"{op}: {name} has shape {list(t.shape)} but {first_name} has shape "
-                f"{list(first.shape)}"
-            ),
-        )
+
+
+def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
+    """The shape the tensors broadcast to, as broadcast_shape in csrc/vector_add.cpp."""
+    shape: list = []
+    for count, (name, t) in enumerate(tensors.items()):
+        for size, have in zip(reversed(t.shape), reversed(shape)):
+            torch._check(
+                size == have or size == 1 or have == 1,
+                lambda name=name, t=t, count=count, shape=list(shape): (
+                    f"{op}: {name} has shape {list(t.shape)} but "
+                    + ", ".join(list(tensors)[:count])
+                    + (" has shape " if count == 1 else " broadcast to ")
+                    + str(shape)
+                ),
+            )
+        shape = [1] * (t.dim() - len(shape)) + shape
+        for d in range(1, t.dim() + 1):
+            if shape[-d] == 1:
+                shape[-d] = t.shape[-d]
+    return shape
 
 
 # The layout rule of the C++ kernels (csrc/vector_add.cpp), for the fake kernels: tensors
@@ -104,10 +121,13 @@ def _is_one_value(t: Tensor) -> bool:
 def _(a, b):
     _check_tensors("vector_add", a=a, b=b)
     # Locals start with _ so that no argument name can be one.
-    _layout = _shared_dense_layout(a, b)
+    _shape = _broadcast_shape("vector_add", a=a, b=b)
+    # The layout of the tensors that have the output's shape (see _shared_dense_layout).
+    _full = [_t for _t in (a, b, ) if list(_t.shape) == _shape]
+    _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
-    shape = a.shape
+    shape = _shape
     return a.new_empty(shape)
 
 
