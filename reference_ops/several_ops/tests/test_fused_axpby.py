@@ -384,8 +384,9 @@ def test_broadcast_inputs_match_float64_reference(device, dtype, offset, shapes)
         for name, a, e in zip(GRAD_ARGS, actual, per_element):
             assert a.shape == inputs[name].shape and a.dtype == dtype, name
             rounded = e.to(dtype).double()
+            summed_size = rounded.abs().sum_to_size(a.shape).max().item()
             tolerance = dict(TOLERANCES[dtype])
-            tolerance["atol"] += torch.finfo(dtype).eps * rounded.abs().sum_to_size(a.shape).max().item()
+            tolerance["atol"] += torch.finfo(dtype).eps * summed_size
             torch.testing.assert_close(
                 a.double(), rounded.sum_to_size(a.shape), **tolerance,
                 msg=lambda m, name=name: f"{name}: {m}",
