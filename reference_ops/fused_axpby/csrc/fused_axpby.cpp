@@ -368,9 +368,8 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
-                                                 const GradReads<const at::Tensor&>& reads,
-                                                 const Scalars<double>& s) {
+at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tensor&>& reads,
+                         const Scalars<double>& s) {
   check_tensors("fused_axpby_backward", {{"grad", grad}});
   // grad as it is where it is one value; the rest as they are where they share a dense
   // layout (the gradients then take it), else from contiguous copies.
@@ -378,25 +377,22 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
   const at::Tensor* layout = shared_dense_layout({grad_is_one_value ? nullptr : &grad});
   const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
   const int64_t grad_step = grad_is_one_value ? 0 : 1;
-  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type()),
-                          new_in_layout(layout, grad, grad.scalar_type())};
+  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type())};
   const int64_t n = grad.numel();
   AT_DISPATCH_SWITCH(grad.scalar_type(), "fused_axpby_backward_cpu",
                      FUSED_AXPBY_DISPATCH_CASES([&] {
                        using acc_t = at::opmath_type<scalar_t>;
                        const Scalars<acc_t> s_acc{static_cast<acc_t>(s.a)};
                        const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-                       const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>(),
-                                                      grads.b.mutable_data_ptr<scalar_t>()};
+                       const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
                        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
                          for (int64_t i = begin; i < end; ++i) {
                            const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
                            grads_p.x[i] = static_cast<scalar_t>(grad_wrt_x<acc_t>(g, s_acc.a));
-                           grads_p.b[i] = static_cast<scalar_t>(grad_wrt_b<acc_t>(g, s_acc.a));
                          }
                        });
                      }));
-  return {grads.x, grads.b};
+  return grads.x;
 }
 
 }  // namespace cpu
@@ -472,9 +468,8 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
-                                                 const GradReads<const at::Tensor&>& reads,
-                                                 const Scalars<double>& s) {
+at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tensor&>& reads,
+                         const Scalars<double>& s) {
   check_tensors("fused_axpby_backward", {{"grad", grad}});
   const c10::cuda::CUDAGuard device_guard(grad.device());
   // grad as it is where it is one value; the rest as they are where they share a dense
@@ -483,20 +478,18 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
   const at::Tensor* layout = shared_dense_layout({grad_is_one_value ? nullptr : &grad});
   const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
   const int64_t grad_step = grad_is_one_value ? 0 : 1;
-  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type()),
-                          new_in_layout(layout, grad, grad.scalar_type())};
+  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type())};
   const int64_t n = grad.numel();
-  if (n == 0) return {grads.x, grads.b};
+  if (n == 0) return grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
       grad.scalar_type(), "fused_axpby_backward_cuda", FUSED_AXPBY_DISPATCH_CASES([&] {
         const GradReads<const CudaScalar<scalar_t>*> data{};
-        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x),
-                                                   cuda_mutable_data<scalar_t>(grads.b)};
+        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x)};
         C10_CUDA_CHECK(
             launch_backward(cuda_data<scalar_t>(grad_c), grad_step, data, grads_p, n, s, stream));
       }));
-  return {grads.x, grads.b};
+  return grads.x;
 }
 
 }  // namespace cuda
@@ -507,7 +500,7 @@ at::Tensor forward_cpu(double a, const at::Tensor& x, const at::Tensor& b) {
   return cpu::forward_impl({x, b}, {a});
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad, double a) {
+at::Tensor backward_cpu(const at::Tensor& grad, double a) {
   return cpu::backward_impl(grad, {}, {a});
 }
 
@@ -516,7 +509,7 @@ at::Tensor forward_cuda(double a, const at::Tensor& x, const at::Tensor& b) {
   return cuda::forward_impl({x, b}, {a});
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad, double a) {
+at::Tensor backward_cuda(const at::Tensor& grad, double a) {
   return cuda::backward_impl(grad, {}, {a});
 }
 #endif  // WITH_CUDA

@@ -96,12 +96,6 @@ FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t a) {
   return a * grad;
 }
 
-// Gradient of the loss with respect to b, given grad = d(loss)/d(output).
-template <typename acc_t>
-FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_b(acc_t grad, acc_t a) {
-  return grad;
-}
-
 // The arguments by name, for the kernels of csrc/fused_axpby.cpp and
 // csrc/fused_axpby_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
 // The kernels reach the arguments only through these members, so an argument may be
@@ -125,7 +119,6 @@ struct GradReads {};
 template <typename V>
 struct Grads {
   V x;
-  V b;
 };
 
 }  // namespace fused_axpby

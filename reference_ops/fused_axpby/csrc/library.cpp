@@ -6,5 +6,5 @@
 
 TORCH_LIBRARY(fused_axpby, m) {
   m.def("fused_axpby(float a, Tensor x, Tensor b) -> Tensor");
-  m.def("fused_axpby_backward(Tensor grad, float a) -> (Tensor, Tensor)");
+  m.def("fused_axpby_backward(Tensor grad, float a) -> Tensor");
 }

@@ -137,14 +137,8 @@ def _(grad, a):
     _check_tensors("fused_axpby_backward", grad=grad)
     _layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
     if _layout is not None:
-        return (
-            torch.empty_like(_layout, dtype=grad.dtype),
-            torch.empty_like(_layout, dtype=grad.dtype),
-        )
-    return (
-        grad.new_empty(grad.shape),
-        grad.new_empty(grad.shape),
-    )
+        return torch.empty_like(_layout, dtype=grad.dtype)
+    return grad.new_empty(grad.shape)
 
 
 # Autograd is registered in C++ (csrc/fused_axpby_autograd.cpp): the backward is a custom

@@ -32,26 +32,16 @@ at::Tensor forward(const Args&... args) {
 // The backward op with autograd: called so from a backward pass, it records itself when
 // that pass builds a graph (create_graph=True).
 const auto& backward_op() {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("several_ops::fused_axpby_backward", "")
-          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, double)>();
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("several_ops::fused_axpby_backward", "")
+                             .typed<at::Tensor(const at::Tensor&, double)>();
   return op;
 }
 
 template <typename... Args>
-std::tuple<at::Tensor, at::Tensor> backward(const Args&... args) {
+at::Tensor backward(const Args&... args) {
   const at::AutoDispatchBelowADInplaceOrView below_autograd;
   return backward_op().call(args...);
-}
-
-// The gradients as the autograd functions return them, and back.
-torch::autograd::variable_list as_list(const std::tuple<at::Tensor, at::Tensor>& grads) {
-  return {std::get<0>(grads), std::get<1>(grads)};
-}
-
-std::tuple<at::Tensor, at::Tensor> as_tuple(const torch::autograd::variable_list& grads) {
-  return {grads[0], grads[1]};
 }
 
 }  // namespace kernels
@@ -86,11 +76,10 @@ class FusedAxpbyFunction : public torch::autograd::Function<FusedAxpbyFunction> 
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const std::tuple<at::Tensor, at::Tensor> g =
-        kernels::backward_op().call(grads[0], ctx->saved_data["a"].toDouble());
-    // One gradient per argument of forward: none for args, then one per tensor.
-    return {at::Tensor(), sum_to_shape(std::get<0>(g), ctx->saved_data["shape of x"]),
-            sum_to_shape(std::get<1>(g), ctx->saved_data["shape of b"])};
+    const at::Tensor g = kernels::backward_op().call(grads[0], ctx->saved_data["a"].toDouble());
+    // One gradient per argument of forward: none for args, then one per tensor; b gets grad itself.
+    return {at::Tensor(), sum_to_shape(g, ctx->saved_data["shape of x"]),
+            sum_to_shape(grads[0], ctx->saved_data["shape of b"])};
   }
 };
 
@@ -101,7 +90,7 @@ class FusedAxpbyFunctionBackward : public torch::autograd::Function<FusedAxpbyFu
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
                                                 const at::Tensor& grad, double a) {
-    return kernels::as_list(kernels::backward(grad, a));
+    return {kernels::backward(grad, a)};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
@@ -126,12 +115,12 @@ at::Tensor forward_autograd(double a, const at::Tensor& x, const at::Tensor& b) 
   return FusedAxpbyFunction::apply(Arguments{a, x, b}, x, b);
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, double a) {
+at::Tensor backward_autograd(const at::Tensor& grad, double a) {
   // The usual backward pass runs with grad mode off: straight to the kernel.
   if (!torch::autograd::compute_requires_grad(grad)) {
     return kernels::backward(grad, a);
   }
-  return kernels::as_tuple(FusedAxpbyFunctionBackward::apply(grad, a));
+  return FusedAxpbyFunctionBackward::apply(grad, a)[0];
 }
 
 }  // namespace

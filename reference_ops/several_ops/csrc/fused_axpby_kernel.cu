@@ -164,16 +164,13 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k < kVec; ++k) {
       const Acc<T> g = to_acc(grad_v.v[k]);
       grads_v.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, s.a));
-      grads_v.b.v[k] = from_acc<T>(grad_wrt_b<Acc<T>>(g, s.a));
     }
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
-    reinterpret_cast<V*>(grads.b)[i] = grads_v.b;
   }
 #pragma unroll 1
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     const Acc<T> g = to_acc(grad[i * grad_step]);
     grads.x[i] = from_acc<T>(grad_wrt_x<Acc<T>>(g, s.a));
-    grads.b[i] = from_acc<T>(grad_wrt_b<Acc<T>>(g, s.a));
   }
 }
 
@@ -311,10 +308,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k < kVec; ++k) {
       const Acc<T> g = to_acc(grad_v.v[k]);
       grads_v.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, s.a));
-      grads_v.b.v[k] = from_acc<T>(grad_wrt_b<Acc<T>>(g, s.a));
     }
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
-    reinterpret_cast<V*>(grads.b)[i] = grads_v.b;
   }
 }
 
@@ -380,8 +375,7 @@ cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*
                             Grads<T*> grads, int64_t n, Scalars<double> s, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   constexpr int kVec = 16 / sizeof(T);
-  const bool vectorized =
-      (grad_step == 0 || is_aligned16(grad)) && is_aligned16(grads.x) && is_aligned16(grads.b);
+  const bool vectorized = (grad_step == 0 || is_aligned16(grad)) && is_aligned16(grads.x);
   const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
   backward_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, grad_step, reads, grads, n, vectorized,
                                                       Scalars<Acc<T>>{Acc<T>(s.a)});
@@ -425,8 +419,7 @@ cudaError_t launch_backward_broadcast(const T* grad, GradReads<const T*> reads, 
   constexpr int kWidest = 16 / sizeof(T);
   const int width = vector_width(b, kWidest, [&](int width) {
     return reads_as_vectors(grad, b, width, [](const GradStrides& st) { return st.grad; }) &&
-           reinterpret_cast<uintptr_t>(grads.x) % (sizeof(T) * width) == 0 &&
-           reinterpret_cast<uintptr_t>(grads.b) % (sizeof(T) * width) == 0;
+           reinterpret_cast<uintptr_t>(grads.x) % (sizeof(T) * width) == 0;
   });
   const bool narrow =
       n < (int64_t(1) << 31) && fits_31_bits(b, [](const GradStrides& st) { return st.grad; });

@@ -47,7 +47,7 @@ template <typename T>
 cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
                            cudaStream_t stream);
 
-// grads.x[i], grads.b[i] = the gradients at element i, given grad[i * grad_step]
+// grads.x[i] = the gradients at element i, given grad[i * grad_step]
 // (grad_step 0: one gradient value for every element)
 template <typename T>
 cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*> reads,

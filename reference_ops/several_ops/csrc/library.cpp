@@ -8,7 +8,7 @@ TORCH_LIBRARY(several_ops, m) {
   m.def("relu(Tensor x) -> Tensor");
   m.def("relu_backward(Tensor grad, Tensor x) -> Tensor");
   m.def("fused_axpby(float a, Tensor x, Tensor b) -> Tensor");
-  m.def("fused_axpby_backward(Tensor grad, float a) -> (Tensor, Tensor)");
+  m.def("fused_axpby_backward(Tensor grad, float a) -> Tensor");
   m.def("matmul(Tensor a, Tensor b) -> Tensor");
   m.def("matmul_backward(Tensor grad, Tensor a, Tensor b) -> (Tensor, Tensor)");
 }

@@ -38,6 +38,8 @@ TENSOR_ARGS = ["x", "b"]
 SCALARS = {"a": 0.75}
 OTHER_SCALARS = {"a": -0.5 * SCALARS["a"]}
 GRAD_ARGS = ["x", "b"]
+# Gradient `grad`: passed on by autograd, no backward kernel.
+PASSED_GRADS = ["b"]
 # The tensors the backward op reads besides the incoming gradient.
 GRAD_READS = []
 
@@ -268,7 +270,6 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
             op(**inputs, **SCALARS)
 
 
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_double_backward_raises_instead_of_returning_zeros(device):
     # The backward op has no derivative of its own: differentiating it (hessian,
@@ -279,6 +280,21 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
     with pytest.raises(RuntimeError, match="fused_axpby is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_that_are_grad_itself_are_passed_on_without_a_kernel(device):
+    # b: gradient `grad`, so autograd hands the incoming gradient on,
+    # as eager's add does: the same tensor, no kernel, no copy.
+    inputs = make_inputs((4, 6), DTYPES[0], device, requires_grad=True)
+    out = op(**inputs, **SCALARS)
+    grad_out = torch.randn_like(out)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        grads = torch.autograd.grad(out, [inputs[name] for name in PASSED_GRADS], grad_out)
+    copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
+    assert not copies, copies
+    for name, g in zip(PASSED_GRADS, grads):
+        assert g.data_ptr() == grad_out.data_ptr() and torch.equal(g, grad_out), name
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -570,6 +586,7 @@ def test_inputs_on_a_device_other_than_the_current_one():
         grads = backward(*args)
     with torch.cuda.device(1):
         expected = backward(*args)
+    grads, expected = (grads,), (expected,)
     for g, e in zip(grads, expected):
         assert g.device == torch.device("cuda:1")
         torch.testing.assert_close(g, e, rtol=0, atol=0)

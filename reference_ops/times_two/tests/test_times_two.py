@@ -258,7 +258,6 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
             op(**inputs, **SCALARS)
 
 
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_double_backward_raises_instead_of_returning_zeros(device):
     # The backward op has no derivative of its own: differentiating it (hessian,

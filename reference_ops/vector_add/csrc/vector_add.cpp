@@ -282,17 +282,6 @@ class BroadcastWalk {
   std::vector<int64_t> offsets_;
   std::vector<int64_t> steps_;
 };
-
-// The gradient of a sum (op(x).sum().backward()) arrives expanded: one value, every stride
-// 0. The backward kernels read that value for every element (grad_step 0) instead of a
-// copy of it the size of the output (grad_step 1 reads a gradient element by element).
-bool is_one_value(const at::Tensor& t) {
-  if (t.numel() <= 1) return false;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) != 1 && t.stride(d) != 0) return false;
-  }
-  return true;
-}
 // The kernels take the arguments in the structs of csrc/vector_add_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -364,35 +353,6 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
         });
       }));
   return out;
-}
-
-std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
-                                                 const GradReads<const at::Tensor&>& reads,
-                                                 const Scalars<double>& s) {
-  check_tensors("vector_add_backward", {{"grad", grad}});
-  // grad as it is where it is one value; the rest as they are where they share a dense
-  // layout (the gradients then take it), else from contiguous copies.
-  const bool grad_is_one_value = is_one_value(grad);
-  const at::Tensor* layout = shared_dense_layout({grad_is_one_value ? nullptr : &grad});
-  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
-  const int64_t grad_step = grad_is_one_value ? 0 : 1;
-  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type()),
-                          new_in_layout(layout, grad, grad.scalar_type())};
-  const int64_t n = grad.numel();
-  AT_DISPATCH_SWITCH(grad.scalar_type(), "vector_add_backward_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
-                       using acc_t = at::opmath_type<scalar_t>;
-                       const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-                       const Grads<scalar_t*> grads_p{grads.a.mutable_data_ptr<scalar_t>(),
-                                                      grads.b.mutable_data_ptr<scalar_t>()};
-                       at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-                         for (int64_t i = begin; i < end; ++i) {
-                           const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
-                           grads_p.a[i] = static_cast<scalar_t>(grad_wrt_a<acc_t>(g));
-                           grads_p.b[i] = static_cast<scalar_t>(grad_wrt_b<acc_t>(g));
-                         }
-                       });
-                     }));
-  return {grads.a, grads.b};
 }
 
 }  // namespace cpu
@@ -468,33 +428,6 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
-                                                 const GradReads<const at::Tensor&>& reads,
-                                                 const Scalars<double>& s) {
-  check_tensors("vector_add_backward", {{"grad", grad}});
-  const c10::cuda::CUDAGuard device_guard(grad.device());
-  // grad as it is where it is one value; the rest as they are where they share a dense
-  // layout (the gradients then take it), else from contiguous copies.
-  const bool grad_is_one_value = is_one_value(grad);
-  const at::Tensor* layout = shared_dense_layout({grad_is_one_value ? nullptr : &grad});
-  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : in_layout(grad, layout);
-  const int64_t grad_step = grad_is_one_value ? 0 : 1;
-  Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type()),
-                          new_in_layout(layout, grad, grad.scalar_type())};
-  const int64_t n = grad.numel();
-  if (n == 0) return {grads.a, grads.b};
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(
-      grad.scalar_type(), "vector_add_backward_cuda", VECTOR_ADD_DISPATCH_CASES([&] {
-        const GradReads<const CudaScalar<scalar_t>*> data{};
-        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.a),
-                                                   cuda_mutable_data<scalar_t>(grads.b)};
-        C10_CUDA_CHECK(
-            launch_backward(cuda_data<scalar_t>(grad_c), grad_step, data, grads_p, n, s, stream));
-      }));
-  return {grads.a, grads.b};
-}
-
 }  // namespace cuda
 #endif  // WITH_CUDA
 
@@ -503,31 +436,17 @@ at::Tensor forward_cpu(const at::Tensor& a, const at::Tensor& b) {
   return cpu::forward_impl({a, b}, {});
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad) {
-  return cpu::backward_impl(grad, {}, {});
-}
-
 #ifdef WITH_CUDA
 at::Tensor forward_cuda(const at::Tensor& a, const at::Tensor& b) {
   return cuda::forward_impl({a, b}, {});
 }
-
-std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad) {
-  return cuda::backward_impl(grad, {}, {});
-}
 #endif  // WITH_CUDA
 }  // namespace
 
-TORCH_LIBRARY_IMPL(vector_add, CPU, m) {
-  m.impl("vector_add", &forward_cpu);
-  m.impl("vector_add_backward", &backward_cpu);
-}
+TORCH_LIBRARY_IMPL(vector_add, CPU, m) { m.impl("vector_add", &forward_cpu); }
 
 #ifdef WITH_CUDA
-TORCH_LIBRARY_IMPL(vector_add, CUDA, m) {
-  m.impl("vector_add", &forward_cuda);
-  m.impl("vector_add_backward", &backward_cuda);
-}
+TORCH_LIBRARY_IMPL(vector_add, CUDA, m) { m.impl("vector_add", &forward_cuda); }
 #endif
 
 }  // namespace vector_add

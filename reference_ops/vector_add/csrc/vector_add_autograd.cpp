@@ -1,5 +1,5 @@
 // vector_add_autograd.cpp: autograd for vector_add: the forward op records a node whose
-// backward calls vector_add_backward, both through the dispatcher.
+// backward passes the incoming gradient on to each input (a, b): no kernel.
 //
 // In C++ rather than with torch.library.register_autograd: a Python autograd kernel runs
 // on every call, with or without gradients, and adds microseconds of Python to each one,
@@ -27,30 +27,6 @@ at::Tensor forward(const Args&... args) {
                              .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
   const at::AutoDispatchBelowADInplaceOrView below_autograd;
   return op.call(args...);
-}
-
-// The backward op with autograd: called so from a backward pass, it records itself when
-// that pass builds a graph (create_graph=True).
-const auto& backward_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("vector_add::vector_add_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&)>();
-  return op;
-}
-
-template <typename... Args>
-std::tuple<at::Tensor, at::Tensor> backward(const Args&... args) {
-  const at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return backward_op().call(args...);
-}
-
-// The gradients as the autograd functions return them, and back.
-torch::autograd::variable_list as_list(const std::tuple<at::Tensor, at::Tensor>& grads) {
-  return {std::get<0>(grads), std::get<1>(grads)};
-}
-
-std::tuple<at::Tensor, at::Tensor> as_tuple(const torch::autograd::variable_list& grads) {
-  return {grads[0], grads[1]};
 }
 
 }  // namespace kernels
@@ -83,29 +59,10 @@ class VectorAddFunction : public torch::autograd::Function<VectorAddFunction> {
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const std::tuple<at::Tensor, at::Tensor> g = kernels::backward_op().call(grads[0]);
-    // One gradient per argument of forward: none for args, then one per tensor.
-    return {at::Tensor(), sum_to_shape(std::get<0>(g), ctx->saved_data["shape of a"]),
-            sum_to_shape(std::get<1>(g), ctx->saved_data["shape of b"])};
-  }
-};
-
-// The backward op differentiated again (torch.autograd.grad(..., create_graph=True), hessian,
-// gradgradcheck): its formulas have no derivative here, so that second backward raises
-// instead of returning zeros.
-class VectorAddFunctionBackward : public torch::autograd::Function<VectorAddFunctionBackward> {
- public:
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
-                                                const at::Tensor& grad) {
-    return kernels::as_list(kernels::backward(grad));
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
-                                                 torch::autograd::variable_list) {
-    TORCH_CHECK(false,
-                "vector_add is differentiable once: its backward, vector_add_backward, has no "
-                "derivative, so double backward (create_graph=True, hessian, gradgradcheck) is "
-                "not supported");
+    // One gradient per argument of forward: none for args, then one per tensor; a, b get grad
+    // itself.
+    return {at::Tensor(), sum_to_shape(grads[0], ctx->saved_data["shape of a"]),
+            sum_to_shape(grads[0], ctx->saved_data["shape of b"])};
   }
 };
 
@@ -122,19 +79,8 @@ at::Tensor forward_autograd(const at::Tensor& a, const at::Tensor& b) {
   return VectorAddFunction::apply(Arguments{a, b}, a, b);
 }
 
-std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad) {
-  // The usual backward pass runs with grad mode off: straight to the kernel.
-  if (!torch::autograd::compute_requires_grad(grad)) {
-    return kernels::backward(grad);
-  }
-  return kernels::as_tuple(VectorAddFunctionBackward::apply(grad));
-}
-
 }  // namespace
 
-TORCH_LIBRARY_IMPL(vector_add, Autograd, m) {
-  m.impl("vector_add", &forward_autograd);
-  m.impl("vector_add_backward", &backward_autograd);
-}
+TORCH_LIBRARY_IMPL(vector_add, Autograd, m) { m.impl("vector_add", &forward_autograd); }
 
 }  // namespace vector_add

@@ -141,42 +141,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    backward_kernel(const T* __restrict__ grad, int64_t grad_step, const GradReads<const T*> reads,
-                    const Grads<T*> grads, int64_t n, bool vectorized, const Scalars<Acc<T>> s) {
-  constexpr int kVec = 16 / sizeof(T);
-  using V = Vec<T, kVec>;
-  const int64_t n_vec = vectorized ? n / kVec : 0;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-#pragma unroll 1  // no trip-count division (see forward_kernel)
-  for (int64_t i = first; i < n_vec; i += stride) {
-    V grad_v;
-    if (grad_step == 0) {  // one value for every element (uniform across the grid)
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) grad_v.v[k] = grad[0];
-    } else {
-      grad_v = reinterpret_cast<const V*>(grad)[i];
-    }
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.a.v[k] = from_acc<T>(grad_wrt_a<Acc<T>>(g));
-      grads_v.b.v[k] = from_acc<T>(grad_wrt_b<Acc<T>>(g));
-    }
-    reinterpret_cast<V*>(grads.a)[i] = grads_v.a;
-    reinterpret_cast<V*>(grads.b)[i] = grads_v.b;
-  }
-#pragma unroll 1
-  for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
-    const Acc<T> g = to_acc(grad[i * grad_step]);
-    grads.a[i] = from_acc<T>(grad_wrt_a<Acc<T>>(g));
-    grads.b[i] = from_acc<T>(grad_wrt_b<Acc<T>>(g));
-  }
-}
-
 // Broadcast: each tensor is read at its own offset of output element i (see Broadcast in
 // csrc/vector_add_kernel.h); the output and the gradients are written at i.
 
@@ -237,23 +201,6 @@ __device__ __forceinline__ Tensors<Index> offsets(const Broadcast<Tensors<int64_
   return at;
 }
 
-// grad's offset, then those of the tensors the gradient formulas read.
-template <typename Index>
-struct GradOffsets {
-  Index grad;
-  GradReads<Index> reads;
-};
-
-template <typename Index>
-__device__ __forceinline__ GradOffsets<Index> offsets(const Broadcast<GradStrides>& b,
-                                                      const Dividers& div, Index i) {
-  GradOffsets<Index> at{};
-  for_each_dim(b, div, i, [&](Index index, const GradStrides& stride) {
-    at.grad += index * Index(stride.grad);
-  });
-  return at;
-}
-
 // kVec elements from p on: a vector where the tensor steps by 1 along the innermost
 // dimension, its one value repeated where it broadcasts there (step 0).
 template <int kVec, typename T>
@@ -289,31 +236,6 @@ __global__ void __launch_bounds__(kThreads)
       out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded.a.v[k]), to_acc(loaded.b.v[k])));
     }
     reinterpret_cast<VOut*>(out)[i] = out_v;
-  }
-}
-
-template <typename T, typename Index, int kVec>
-__global__ void __launch_bounds__(kThreads)
-    backward_broadcast_kernel(const T* __restrict__ grad, const GradReads<const T*> reads,
-                              const Grads<T*> grads, int64_t n, const Broadcast<GradStrides> b,
-                              const Dividers div, const Scalars<Acc<T>> s) {
-  using V = Vec<T, kVec>;
-  const int64_t n_vec = n / kVec;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-#pragma unroll 1
-  for (int64_t i = first; i < n_vec; i += stride) {
-    const GradOffsets<Index> at = offsets(b, div, Index(i * kVec));
-    const V grad_v = load_vector<kVec>(grad + at.grad, b.strides[0].grad);
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.a.v[k] = from_acc<T>(grad_wrt_a<Acc<T>>(g));
-      grads_v.b.v[k] = from_acc<T>(grad_wrt_b<Acc<T>>(g));
-    }
-    reinterpret_cast<V*>(grads.a)[i] = grads_v.a;
-    reinterpret_cast<V*>(grads.b)[i] = grads_v.b;
   }
 }
 
@@ -374,19 +296,6 @@ cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars
 }
 
 template <typename T>
-cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*> reads,
-                            Grads<T*> grads, int64_t n, Scalars<double> s, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  constexpr int kVec = 16 / sizeof(T);
-  const bool vectorized =
-      (grad_step == 0 || is_aligned16(grad)) && is_aligned16(grads.a) && is_aligned16(grads.b);
-  const int blocks = num_blocks(vectorized ? (n + kVec - 1) / kVec : n);
-  backward_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, grad_step, reads, grads, n, vectorized,
-                                                      Scalars<Acc<T>>{});
-  return cudaGetLastError();
-}
-
-template <typename T>
 cudaError_t launch_forward_broadcast(Tensors<const T*> in, Out<T>* out, int64_t n,
                                      const Broadcast<Tensors<int64_t>>& b, Scalars<double> s,
                                      cudaStream_t stream) {
@@ -415,84 +324,28 @@ cudaError_t launch_forward_broadcast(Tensors<const T*> in, Out<T>* out, int64_t 
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t launch_backward_broadcast(const T* grad, GradReads<const T*> reads, Grads<T*> grads,
-                                      int64_t n, const Broadcast<GradStrides>& b, Scalars<double> s,
-                                      cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  constexpr int kWidest = 16 / sizeof(T);
-  const int width = vector_width(b, kWidest, [&](int width) {
-    return reads_as_vectors(grad, b, width, [](const GradStrides& st) { return st.grad; }) &&
-           reinterpret_cast<uintptr_t>(grads.a) % (sizeof(T) * width) == 0 &&
-           reinterpret_cast<uintptr_t>(grads.b) % (sizeof(T) * width) == 0;
-  });
-  const bool narrow =
-      n < (int64_t(1) << 31) && fits_31_bits(b, [](const GradStrides& st) { return st.grad; });
-  const int blocks = num_blocks(n / width);
-  const Dividers div = dividers_for(b.sizes, b.ndim);
-  launch_width<kWidest>(width, [&](auto vec) {
-    if (narrow) {
-      backward_broadcast_kernel<T, uint32_t, vec>
-          <<<blocks, kThreads, 0, stream>>>(grad, reads, grads, n, b, div, Scalars<Acc<T>>{});
-    } else {
-      backward_broadcast_kernel<T, int64_t, vec>
-          <<<blocks, kThreads, 0, stream>>>(grad, reads, grads, n, b, div, Scalars<Acc<T>>{});
-    }
-  });
-  return cudaGetLastError();
-}
-
 // The dtypes this op was generated for.
 template cudaError_t launch_forward<float>(Tensors<const float*>, Out<float>*, int64_t,
                                            Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward<float>(const float*, int64_t, GradReads<const float*>,
-                                            Grads<float*>, int64_t, Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward_broadcast<float>(Tensors<const float*>, Out<float>*, int64_t,
                                                      const Broadcast<Tensors<int64_t>>&,
                                                      Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward_broadcast<float>(const float*, GradReads<const float*>,
-                                                      Grads<float*>, int64_t,
-                                                      const Broadcast<GradStrides>&,
-                                                      Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<double>(Tensors<const double*>, Out<double>*, int64_t,
                                             Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward<double>(const double*, int64_t, GradReads<const double*>,
-                                             Grads<double*>, int64_t, Scalars<double>,
-                                             cudaStream_t);
 template cudaError_t launch_forward_broadcast<double>(Tensors<const double*>, Out<double>*, int64_t,
                                                       const Broadcast<Tensors<int64_t>>&,
                                                       Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward_broadcast<double>(const double*, GradReads<const double*>,
-                                                       Grads<double*>, int64_t,
-                                                       const Broadcast<GradStrides>&,
-                                                       Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<__half>(Tensors<const __half*>, Out<__half>*, int64_t,
                                             Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward<__half>(const __half*, int64_t, GradReads<const __half*>,
-                                             Grads<__half*>, int64_t, Scalars<double>,
-                                             cudaStream_t);
 template cudaError_t launch_forward_broadcast<__half>(Tensors<const __half*>, Out<__half>*, int64_t,
                                                       const Broadcast<Tensors<int64_t>>&,
                                                       Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward_broadcast<__half>(const __half*, GradReads<const __half*>,
-                                                       Grads<__half*>, int64_t,
-                                                       const Broadcast<GradStrides>&,
-                                                       Scalars<double>, cudaStream_t);
 template cudaError_t launch_forward<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
                                                    Out<__nv_bfloat16>*, int64_t, Scalars<double>,
                                                    cudaStream_t);
-template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*, int64_t,
-                                                    GradReads<const __nv_bfloat16*>,
-                                                    Grads<__nv_bfloat16*>, int64_t, Scalars<double>,
-                                                    cudaStream_t);
 template cudaError_t launch_forward_broadcast<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
                                                              Out<__nv_bfloat16>*, int64_t,
                                                              const Broadcast<Tensors<int64_t>>&,
                                                              Scalars<double>, cudaStream_t);
-template cudaError_t launch_backward_broadcast<__nv_bfloat16>(const __nv_bfloat16*,
-                                                              GradReads<const __nv_bfloat16*>,
-                                                              Grads<__nv_bfloat16*>, int64_t,
-                                                              const Broadcast<GradStrides>&,
-                                                              Scalars<double>, cudaStream_t);
 
 }  // namespace vector_add

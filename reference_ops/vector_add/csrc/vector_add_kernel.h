@@ -36,22 +36,10 @@ struct Broadcast {
   Strides strides[kMaxDims];
 };
 
-// A backward's strides: grad's and those of the tensors the gradient formulas read.
-struct GradStrides {
-  int64_t grad;
-  GradReads<int64_t> reads;
-};
-
 // out[i] = forward(in.a[i], in.b[i])
 template <typename T>
 cudaError_t launch_forward(Tensors<const T*> in, Out<T>* out, int64_t n, Scalars<double> s,
                            cudaStream_t stream);
-
-// grads.a[i], grads.b[i] = the gradients at element i, given grad[i * grad_step]
-// (grad_step 0: one gradient value for every element)
-template <typename T>
-cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*> reads,
-                            Grads<T*> grads, int64_t n, Scalars<double> s, cudaStream_t stream);
 
 // Tensors whose shapes differ broadcast against each other, as in PyTorch. The output is
 // dense; b describes how each tensor steps through it (see Broadcast), and n counts its
@@ -60,13 +48,5 @@ template <typename T>
 cudaError_t launch_forward_broadcast(Tensors<const T*> in, Out<T>* out, int64_t n,
                                      const Broadcast<Tensors<int64_t>>& b, Scalars<double> s,
                                      cudaStream_t stream);
-
-// The same for the gradients: grad and the tensors the gradient formulas read step through
-// the dense gradients as b says. Each gradient has the output's shape; autograd sums it
-// back to its input's shape.
-template <typename T>
-cudaError_t launch_backward_broadcast(const T* grad, GradReads<const T*> reads, Grads<T*> grads,
-                                      int64_t n, const Broadcast<GradStrides>& b, Scalars<double> s,
-                                      cudaStream_t stream);
 
 }  // namespace vector_add

@@ -90,18 +90,6 @@ VECTOR_ADD_HOST_DEVICE acc_t forward(acc_t a, acc_t b) {
   return a + b;
 }
 
-// Gradient of the loss with respect to a, given grad = d(loss)/d(output).
-template <typename acc_t>
-VECTOR_ADD_HOST_DEVICE acc_t grad_wrt_a(acc_t grad) {
-  return grad;
-}
-
-// Gradient of the loss with respect to b, given grad = d(loss)/d(output).
-template <typename acc_t>
-VECTOR_ADD_HOST_DEVICE acc_t grad_wrt_b(acc_t grad) {
-  return grad;
-}
-
 // The arguments by name, for the kernels of csrc/vector_add.cpp and
 // csrc/vector_add_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
 // The kernels reach the arguments only through these members, so an argument may be
@@ -114,16 +102,5 @@ struct Tensors {
 
 template <typename V>
 struct Scalars {};
-
-// The tensors the gradient formulas read.
-template <typename V>
-struct GradReads {};
-
-// One gradient per differentiable input, named by the input.
-template <typename V>
-struct Grads {
-  V a;
-  V b;
-};
 
 }  // namespace vector_add

@@ -37,6 +37,8 @@ TENSOR_ARGS = ["a", "b"]
 # goes untested.
 SCALARS = {}
 GRAD_ARGS = ["a", "b"]
+# Gradient `grad`: passed on by autograd, no backward kernel.
+PASSED_GRADS = ["a", "b"]
 # The tensors the backward op reads besides the incoming gradient.
 GRAD_READS = []
 
@@ -218,10 +220,12 @@ def test_backward_with_a_non_contiguous_gradient(device):
 def test_the_gradient_of_a_sum_is_read_as_it_is_not_copied(device):
     # sum() sends back one value expanded to the output's shape: the backward kernels read
     # that value for every element, without first copying it out to the whole shape.
+    # (torch.autograd.grad: .backward() would have the leaves' .grad copy an expanded
+    # gradient, as it does for eager ops.)
     inputs = make_inputs((64, 1024), DTYPES[0], device, requires_grad=True)
     loss = op(**inputs, **SCALARS).sum()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
-        loss.backward()
+        torch.autograd.grad(loss, [inputs[name] for name in GRAD_ARGS])
     copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
     assert not copies, copies
 
@@ -260,17 +264,19 @@ def test_forward_mode_ad_is_refused_not_dropped(device):
             op(**inputs, **SCALARS)
 
 
-
 @pytest.mark.parametrize("device", DEVICES)
-def test_double_backward_raises_instead_of_returning_zeros(device):
-    # The backward op has no derivative of its own: differentiating it (hessian,
-    # gradgradcheck, create_graph=True) must raise, never give zeros.
-    inputs = make_inputs((4, 5), DTYPES[0], device, requires_grad=True)
-    wrt = [inputs[name] for name in GRAD_ARGS]
+def test_gradients_that_are_grad_itself_are_passed_on_without_a_kernel(device):
+    # a, b: gradient `grad`, so autograd hands the incoming gradient on,
+    # as eager's add does: the same tensor, no kernel, no copy.
+    inputs = make_inputs((4, 6), DTYPES[0], device, requires_grad=True)
     out = op(**inputs, **SCALARS)
-    grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
-    with pytest.raises(RuntimeError, match="vector_add is differentiable once"):
-        torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
+    grad_out = torch.randn_like(out)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        grads = torch.autograd.grad(out, [inputs[name] for name in PASSED_GRADS], grad_out)
+    copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
+    assert not copies, copies
+    for name, g in zip(PASSED_GRADS, grads):
+        assert g.data_ptr() == grad_out.data_ptr() and torch.equal(g, grad_out), name
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -282,23 +288,6 @@ def test_gradcheck(device):
         return op(**dict(zip(inputs, tensors)), **SCALARS)
 
     assert torch.autograd.gradcheck(f, tuple(inputs.values()))
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_opcheck_backward_op(device):
-    grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
-    inputs = make_inputs((5, 7), DTYPES[0], device)
-    args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
-    torch.library.opcheck(torch.ops.vector_add.vector_add_backward.default, args)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_backward_op_rejects_bad_arguments_naming_them(device):
-    backward = torch.ops.vector_add.vector_add_backward.default
-    grad = torch.randn(8, dtype=DTYPES[0], device=device)
-    reads = [make_inputs((8,), DTYPES[0], device)[name] for name in GRAD_READS]
-    with pytest.raises(RuntimeError, match="vector_add_backward: grad has dtype torch.bool"):
-        backward(grad.bool(), *reads, *SCALARS.values())
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -554,14 +543,3 @@ def test_inputs_on_a_device_other_than_the_current_one():
         out = op(**inputs, **SCALARS)
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)
-    # The backward op, called directly: autograd would run it on its own thread for cuda:1.
-    backward = torch.ops.vector_add.vector_add_backward.default
-    grad = torch.randn(1025, dtype=DTYPES[0], device="cuda:1")
-    args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
-    with torch.cuda.device(0):
-        grads = backward(*args)
-    with torch.cuda.device(1):
-        expected = backward(*args)
-    for g, e in zip(grads, expected):
-        assert g.device == torch.device("cuda:1")
-        torch.testing.assert_close(g, e, rtol=0, atol=0)

@@ -37,7 +37,7 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
     The tensors broadcast as in PyTorch (a, b of shapes (N, C) and (C,), say): read in
     place, without copies. The gradient of a broadcast input is summed back to its shape.
 
-    Differentiable once with respect to a, b. Double backward raises.
+    Differentiable once with respect to a, b.
     """
     return _forward(a, b)
 
@@ -108,12 +108,6 @@ def _shared_dense_layout(*tensors: Tensor | None) -> Tensor | None:
     return present[0]
 
 
-def _is_one_value(t: Tensor) -> bool:
-    """A gradient of one value expanded to a shape (stride 0), as sum() sends back."""
-    sizes_and_strides = zip(t.shape, t.stride(), strict=True)
-    return t.numel() > 1 and all(size == 1 or stride == 0 for size, stride in sizes_and_strides)
-
-
 # Fake kernels: the output's metadata, computed without data, so that torch.compile and
 # torch.export can trace through the op. They must agree with the C++ kernels in shape,
 # dtype and strides.
@@ -131,20 +125,5 @@ def _(a, b):
     return a.new_empty(shape)
 
 
-@torch.library.register_fake("vector_add::vector_add_backward")
-def _(grad):
-    _check_tensors("vector_add_backward", grad=grad)
-    _layout = _shared_dense_layout(None if _is_one_value(grad) else grad)
-    if _layout is not None:
-        return (
-            torch.empty_like(_layout, dtype=grad.dtype),
-            torch.empty_like(_layout, dtype=grad.dtype),
-        )
-    return (
-        grad.new_empty(grad.shape),
-        grad.new_empty(grad.shape),
-    )
-
-
-# Autograd is registered in C++ (csrc/vector_add_autograd.cpp): the backward is a custom
-# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/vector_add_autograd.cpp): each input's gradient is
+# the incoming one itself, with no backward op.
