@@ -64,7 +64,7 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
-def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
+def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     """The shape the tensors broadcast to, as broadcast_shape in csrc/silu_mul.cpp."""
     shape: list = []
     for count, (name, t) in enumerate(tensors.items()):
@@ -82,7 +82,16 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
         for d in range(1, t.dim() + 1):
             if shape[-d] == 1:
                 shape[-d] = t.shape[-d]
-    return shape
+    return torch.Size(shape)
+
+
+def _check_broadcasts_to_grad(op: str, name: str, t: Tensor, grad: Tensor) -> None:
+    """As check_broadcasts_to in csrc/silu_mul.cpp: t must broadcast to grad's shape."""
+    torch._check(
+        t.dim() <= grad.dim()
+        and all(size in (to, 1) for size, to in zip(reversed(t.shape), reversed(grad.shape))),
+        lambda: f"{op}: {name} has shape {list(t.shape)} but grad has shape {list(grad.shape)}",
+    )
 
 
 # The layout rule of the C++ kernels (csrc/silu_mul.cpp), for the fake kernels: tensors
@@ -122,7 +131,7 @@ def _(x, y):
     # Locals start with _ so that no argument name can be one.
     _shape = _broadcast_shape("silu_mul", x=x, y=y)
     # The layout of the tensors that have the output's shape (see _shared_dense_layout).
-    _full = [_t for _t in (x, y, ) if list(_t.shape) == _shape]
+    _full = [_t for _t in (x, y, ) if _t.shape == _shape]
     _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
@@ -134,13 +143,8 @@ def _(x, y):
 def _(grad, x, y):
     _check_tensors("silu_mul_backward", grad=grad, x=x, y=y)
     # The gradients have grad's shape; the tensors they read may broadcast to it.
-    for _name, _t in {"x": x, "y": y}.items():
-        torch._check(
-            _t.dim() <= grad.dim()
-            and all(_s in (_g, 1) for _s, _g in zip(reversed(_t.shape), reversed(grad.shape))),
-            lambda _name=_name, _t=_t: f"silu_mul_backward: {_name} has shape {list(_t.shape)} "
-            f"but grad has shape {list(grad.shape)}",
-        )
+    _check_broadcasts_to_grad("silu_mul_backward", "x", x, grad)
+    _check_broadcasts_to_grad("silu_mul_backward", "y", y, grad)
     _layout = _shared_dense_layout(
         None if _is_one_value(grad) else grad,
         x if x.shape == grad.shape else None,

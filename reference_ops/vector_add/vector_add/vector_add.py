@@ -65,7 +65,7 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
-def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
+def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     """The shape the tensors broadcast to, as broadcast_shape in csrc/vector_add.cpp."""
     shape: list = []
     for count, (name, t) in enumerate(tensors.items()):
@@ -83,7 +83,7 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> list:
         for d in range(1, t.dim() + 1):
             if shape[-d] == 1:
                 shape[-d] = t.shape[-d]
-    return shape
+    return torch.Size(shape)
 
 
 # The layout rule of the C++ kernels (csrc/vector_add.cpp), for the fake kernels: tensors
@@ -117,7 +117,7 @@ def _(a, b):
     # Locals start with _ so that no argument name can be one.
     _shape = _broadcast_shape("vector_add", a=a, b=b)
     # The layout of the tensors that have the output's shape (see _shared_dense_layout).
-    _full = [_t for _t in (a, b, ) if list(_t.shape) == _shape]
+    _full = [_t for _t in (a, b, ) if _t.shape == _shape]
     _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
