@@ -121,7 +121,11 @@ def test_output_dir_and_options_reach_the_project(opgen, tmp_path):
     ops = (project / "fused_axpby" / "fused_axpby.py").read_text()
     assert "def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:" in ops
     math = (project / "csrc" / "fused_axpby_math.h").read_text()
-    assert "return a * x + b;" in math and "grad_wrt_b" in math
+    assert "return a * x + b;" in math and "grad_wrt_x" in math
+    # b's gradient is grad itself: autograd hands it on, with no formula or kernel.
+    assert "grad_wrt_b" not in math
+    autograd = (project / "csrc" / "fused_axpby_autograd.cpp").read_text()
+    assert 'sum_to_shape(grads[0], ctx->saved_data["shape of b"])' in autograd
 
 
 def test_no_backward_drops_autograd(opgen, tmp_path):

@@ -96,6 +96,9 @@ FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t a) {
   return a * grad;
 }
 
+// The gradient with respect to b is grad itself: csrc/fused_axpby_autograd.cpp
+// hands it on, with no kernel.
+
 // The arguments by name, for the kernels of csrc/fused_axpby.cpp and
 // csrc/fused_axpby_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
 // The kernels reach the arguments only through these members, so an argument may be

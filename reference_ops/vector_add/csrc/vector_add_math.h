@@ -90,6 +90,9 @@ VECTOR_ADD_HOST_DEVICE acc_t forward(acc_t a, acc_t b) {
   return a + b;
 }
 
+// The gradient with respect to a, b is grad itself: csrc/vector_add_autograd.cpp
+// hands it on, with no kernel.
+
 // The arguments by name, for the kernels of csrc/vector_add.cpp and
 // csrc/vector_add_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
 // The kernels reach the arguments only through these members, so an argument may be
