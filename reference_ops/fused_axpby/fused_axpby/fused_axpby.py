@@ -70,7 +70,7 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     """The shape the tensors broadcast to, as broadcast_shape in csrc/fused_axpby.cpp."""
     shape: list = []
     for count, (name, t) in enumerate(tensors.items()):
-        for size, have in zip(reversed(t.shape), reversed(shape)):
+        for size, have in zip(reversed(t.shape), reversed(shape), strict=False):
             torch._check(
                 size == have or size == 1 or have == 1,
                 lambda name=name, t=t, count=count, shape=list(shape): (

@@ -68,7 +68,7 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     """The shape the tensors broadcast to, as broadcast_shape in csrc/silu_mul.cpp."""
     shape: list = []
     for count, (name, t) in enumerate(tensors.items()):
-        for size, have in zip(reversed(t.shape), reversed(shape)):
+        for size, have in zip(reversed(t.shape), reversed(shape), strict=False):
             torch._check(
                 size == have or size == 1 or have == 1,
                 lambda name=name, t=t, count=count, shape=list(shape): (
@@ -89,7 +89,10 @@ def _check_broadcasts_to_grad(op: str, name: str, t: Tensor, grad: Tensor) -> No
     """As check_broadcasts_to in csrc/silu_mul.cpp: t must broadcast to grad's shape."""
     torch._check(
         t.dim() <= grad.dim()
-        and all(size in (to, 1) for size, to in zip(reversed(t.shape), reversed(grad.shape))),
+        and all(
+            size in (to, 1)
+            for size, to in zip(reversed(t.shape), reversed(grad.shape), strict=False)
+        ),
         lambda: f"{op}: {name} has shape {list(t.shape)} but grad has shape {list(grad.shape)}",
     )
 
