@@ -320,7 +320,7 @@ def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
 # gets the second shape and the others the first, so that each is once the broadcast one.
 BROADCASTS = [
     ((4, 6), (6,)),  # a bias over rows
-    ((2, 3, 5, 8), (3, 1, 1)),  # a per-channel scale
+    ((2, 3, 5, 8), (3, 1, 1)),  # a scale over dimension 1 of a batch
     ((6,), (4, 6)),  # the other way round: the output has the second shape
     ((4, 1), (1, 5)),  # both broadcast
     ((3, 8, 2), ()),  # a 0-dimensional tensor
@@ -376,7 +376,7 @@ def test_broadcast_inputs_match_float64_reference(device, dtype, offset, shapes)
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_broadcast_inputs_are_read_in_place_and_the_output_keeps_the_layout(device):
-    # A channels_last batch times a per-channel scale: no copies of either, and the output
+    # A channels_last batch with a scale over its dimension 1: no copies of either, and the output
     # in the batch's layout, as eager's.
     for position in range(len(TENSOR_ARGS)):
         inputs = broadcast_inputs(((2, 3, 5, 8), (3, 1, 1)), position, DTYPES[0], device)
