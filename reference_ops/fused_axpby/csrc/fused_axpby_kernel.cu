@@ -90,6 +90,18 @@ struct VecWidth {
   static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
 };
 
+// The formula over kVec elements of each input: kVec output elements.
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<Out<T>, kVec> forward_vector(const Tensors<Vec<T, kVec>>& in,
+                                                            const Scalars<Acc<T>>& s) {
+  Vec<Out<T>, kVec> out;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    out.v[k] = from_acc<Out<T>>(forward<Acc<T>>(s.a, to_acc(in.x.v[k]), to_acc(in.b.v[k])));
+  }
+  return out;
+}
+
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time
@@ -123,13 +135,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        VOut out_v;
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] = from_acc<Out<T>>(
-              forward<Acc<T>>(s.a, to_acc(loaded[u].x.v[k]), to_acc(loaded[u].b.v[k])));
-        }
-        reinterpret_cast<VOut*>(out)[i] = out_v;
+        reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded[u], s);
       }
     }
   }
@@ -139,6 +145,20 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(s.a, to_acc(in.x[i]), to_acc(in.b[i])));
   }
+}
+
+// The gradient formulas over kVec elements of grad and of each tensor they read.
+template <typename T, int kVec>
+__device__ __forceinline__ Grads<Vec<T, kVec>> grads_vector(const Vec<T, kVec>& grad,
+                                                            const GradReads<Vec<T, kVec>>& reads,
+                                                            const Scalars<Acc<T>>& s) {
+  Grads<Vec<T, kVec>> grads;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const Acc<T> g = to_acc(grad.v[k]);
+    grads.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, s.a));
+  }
+  return grads;
 }
 
 template <typename T>
@@ -159,12 +179,7 @@ __global__ void __launch_bounds__(kThreads)
     } else {
       grad_v = reinterpret_cast<const V*>(grad)[i];
     }
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, s.a));
-    }
+    const Grads<V> grads_v = grads_vector(grad_v, GradReads<V>{}, s);
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
   }
 #pragma unroll 1
@@ -280,13 +295,7 @@ __global__ void __launch_bounds__(kThreads)
     Tensors<V> loaded;
     loaded.x = load_vector<kVec>(in.x + at.x, b.strides[0].x);
     loaded.b = load_vector<kVec>(in.b + at.b, b.strides[0].b);
-    VOut out_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      out_v.v[k] =
-          from_acc<Out<T>>(forward<Acc<T>>(s.a, to_acc(loaded.x.v[k]), to_acc(loaded.b.v[k])));
-    }
-    reinterpret_cast<VOut*>(out)[i] = out_v;
+    reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded, s);
   }
 }
 
@@ -303,12 +312,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = first; i < n_vec; i += stride) {
     const GradOffsets<Index> at = offsets(b, div, Index(i * kVec));
     const V grad_v = load_vector<kVec>(grad + at.grad, b.strides[0].grad);
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, s.a));
-    }
+    const Grads<V> grads_v = grads_vector(grad_v, GradReads<V>{}, s);
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
   }
 }

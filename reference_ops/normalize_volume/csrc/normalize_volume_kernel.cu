@@ -90,6 +90,18 @@ struct VecWidth {
   static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
 };
 
+// The formula over kVec elements of each input: kVec output elements.
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<Out<T>, kVec> forward_vector(const Tensors<Vec<T, kVec>>& in,
+                                                            const Scalars<Acc<T>>& s) {
+  Vec<Out<T>, kVec> out;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    out.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.vol.v[k]), s.max_val));
+  }
+  return out;
+}
+
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time
@@ -122,12 +134,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        VOut out_v;
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded[u].vol.v[k]), s.max_val));
-        }
-        reinterpret_cast<VOut*>(out)[i] = out_v;
+        reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded[u], s);
       }
     }
   }

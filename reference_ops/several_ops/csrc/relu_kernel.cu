@@ -90,6 +90,18 @@ struct VecWidth {
   static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
 };
 
+// The formula over kVec elements of each input: kVec output elements.
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<Out<T>, kVec> forward_vector(const Tensors<Vec<T, kVec>>& in,
+                                                            const Scalars<Acc<T>>& s) {
+  Vec<Out<T>, kVec> out;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    out.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.x.v[k])));
+  }
+  return out;
+}
+
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time
@@ -122,12 +134,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        VOut out_v;
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded[u].x.v[k])));
-        }
-        reinterpret_cast<VOut*>(out)[i] = out_v;
+        reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded[u], s);
       }
     }
   }
@@ -137,6 +144,20 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.x[i])));
   }
+}
+
+// The gradient formulas over kVec elements of grad and of each tensor they read.
+template <typename T, int kVec>
+__device__ __forceinline__ Grads<Vec<T, kVec>> grads_vector(const Vec<T, kVec>& grad,
+                                                            const GradReads<Vec<T, kVec>>& reads,
+                                                            const Scalars<Acc<T>>& s) {
+  Grads<Vec<T, kVec>> grads;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const Acc<T> g = to_acc(grad.v[k]);
+    grads.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads.x.v[k])));
+  }
+  return grads;
 }
 
 template <typename T>
@@ -158,12 +179,7 @@ __global__ void __launch_bounds__(kThreads)
       grad_v = reinterpret_cast<const V*>(grad)[i];
     }
     const GradReads<V> reads_v{reinterpret_cast<const V*>(reads.x)[i]};
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads_v.x.v[k])));
-    }
+    const Grads<V> grads_v = grads_vector(grad_v, reads_v, s);
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
   }
 #pragma unroll 1

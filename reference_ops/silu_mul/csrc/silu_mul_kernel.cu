@@ -90,6 +90,18 @@ struct VecWidth {
   static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
 };
 
+// The formula over kVec elements of each input: kVec output elements.
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<Out<T>, kVec> forward_vector(const Tensors<Vec<T, kVec>>& in,
+                                                            const Scalars<Acc<T>>& s) {
+  Vec<Out<T>, kVec> out;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    out.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.x.v[k]), to_acc(in.y.v[k])));
+  }
+  return out;
+}
+
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time
@@ -123,13 +135,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        VOut out_v;
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] =
-              from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded[u].x.v[k]), to_acc(loaded[u].y.v[k])));
-        }
-        reinterpret_cast<VOut*>(out)[i] = out_v;
+        reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded[u], s);
       }
     }
   }
@@ -139,6 +145,21 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = n_vec * kVec + first; i < n; i += stride) {
     out[i] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.x[i]), to_acc(in.y[i])));
   }
+}
+
+// The gradient formulas over kVec elements of grad and of each tensor they read.
+template <typename T, int kVec>
+__device__ __forceinline__ Grads<Vec<T, kVec>> grads_vector(const Vec<T, kVec>& grad,
+                                                            const GradReads<Vec<T, kVec>>& reads,
+                                                            const Scalars<Acc<T>>& s) {
+  Grads<Vec<T, kVec>> grads;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    const Acc<T> g = to_acc(grad.v[k]);
+    grads.x.v[k] = from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads.x.v[k]), to_acc(reads.y.v[k])));
+    grads.y.v[k] = from_acc<T>(grad_wrt_y<Acc<T>>(g, to_acc(reads.x.v[k]), to_acc(reads.y.v[k])));
+  }
+  return grads;
 }
 
 template <typename T>
@@ -161,15 +182,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     const GradReads<V> reads_v{reinterpret_cast<const V*>(reads.x)[i],
                                reinterpret_cast<const V*>(reads.y)[i]};
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.x.v[k] =
-          from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads_v.x.v[k]), to_acc(reads_v.y.v[k])));
-      grads_v.y.v[k] =
-          from_acc<T>(grad_wrt_y<Acc<T>>(g, to_acc(reads_v.x.v[k]), to_acc(reads_v.y.v[k])));
-    }
+    const Grads<V> grads_v = grads_vector(grad_v, reads_v, s);
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
     reinterpret_cast<V*>(grads.y)[i] = grads_v.y;
   }
@@ -289,12 +302,7 @@ __global__ void __launch_bounds__(kThreads)
     Tensors<V> loaded;
     loaded.x = load_vector<kVec>(in.x + at.x, b.strides[0].x);
     loaded.y = load_vector<kVec>(in.y + at.y, b.strides[0].y);
-    VOut out_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded.x.v[k]), to_acc(loaded.y.v[k])));
-    }
-    reinterpret_cast<VOut*>(out)[i] = out_v;
+    reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded, s);
   }
 }
 
@@ -313,15 +321,7 @@ __global__ void __launch_bounds__(kThreads)
     const V grad_v = load_vector<kVec>(grad + at.grad, b.strides[0].grad);
     const GradReads<V> reads_v{load_vector<kVec>(reads.x + at.reads.x, b.strides[0].reads.x),
                                load_vector<kVec>(reads.y + at.reads.y, b.strides[0].reads.y)};
-    Grads<V> grads_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.x.v[k] =
-          from_acc<T>(grad_wrt_x<Acc<T>>(g, to_acc(reads_v.x.v[k]), to_acc(reads_v.y.v[k])));
-      grads_v.y.v[k] =
-          from_acc<T>(grad_wrt_y<Acc<T>>(g, to_acc(reads_v.x.v[k]), to_acc(reads_v.y.v[k])));
-    }
+    const Grads<V> grads_v = grads_vector(grad_v, reads_v, s);
     reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
     reinterpret_cast<V*>(grads.y)[i] = grads_v.y;
   }

@@ -90,6 +90,18 @@ struct VecWidth {
   static constexpr int value = 16 / (sizeof(T) > sizeof(Out<T>) ? sizeof(T) : sizeof(Out<T>));
 };
 
+// The formula over kVec elements of each input: kVec output elements.
+template <typename T, int kVec>
+__device__ __forceinline__ Vec<Out<T>, kVec> forward_vector(const Tensors<Vec<T, kVec>>& in,
+                                                            const Scalars<Acc<T>>& s) {
+  Vec<Out<T>, kVec> out;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    out.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(in.a.v[k]), to_acc(in.b.v[k])));
+  }
+  return out;
+}
+
 // With `vectorized` (every pointer 16-byte aligned), elements [0, n / kVec * kVec) move
 // kVec at a time and the remaining n % kVec one at a time; without it (views with a
 // storage offset), all of them one at a time. One kernel for both halves the build time
@@ -123,13 +135,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kPer; ++u) {
       const int64_t i = first + u * kThreads;
       if (i < n_vec) {
-        VOut out_v;
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) {
-          out_v.v[k] =
-              from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded[u].a.v[k]), to_acc(loaded[u].b.v[k])));
-        }
-        reinterpret_cast<VOut*>(out)[i] = out_v;
+        reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded[u], s);
       }
     }
   }
@@ -230,12 +236,7 @@ __global__ void __launch_bounds__(kThreads)
     Tensors<V> loaded;
     loaded.a = load_vector<kVec>(in.a + at.a, b.strides[0].a);
     loaded.b = load_vector<kVec>(in.b + at.b, b.strides[0].b);
-    VOut out_v;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      out_v.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(loaded.a.v[k]), to_acc(loaded.b.v[k])));
-    }
-    reinterpret_cast<VOut*>(out)[i] = out_v;
+    reinterpret_cast<VOut*>(out)[i] = forward_vector(loaded, s);
   }
 }
 
