@@ -1,8 +1,8 @@
 // fused_axpby_kernel.h: the CUDA launchers of fused_axpby, on raw pointers.
 //
-// No torch types here: the kernels compile with nvcc alone, in about a second. T is the
+// No torch types here: the kernels compile with nvcc alone, in a few seconds. T is the
 // input element type (float, double, __half, __nv_bfloat16); every pointer addresses n
-// contiguous elements.
+// contiguous elements, but the inputs of the broadcast launchers, read through their strides.
 // Each launcher enqueues its kernel on `stream` and returns the launch's error code.
 #pragma once
 

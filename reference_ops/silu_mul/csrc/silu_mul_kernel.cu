@@ -1,9 +1,9 @@
 // silu_mul_kernel.cu: the CUDA kernels of silu_mul and their launchers.
 //
-// Pure CUDA on raw pointers: no torch headers, so this file compiles in about a second
+// Pure CUDA on raw pointers: no torch headers, so this file compiles in a few seconds
 // and editing a kernel rebuilds quickly. csrc/silu_mul.cpp checks the inputs, makes
-// them contiguous, picks the dtype and passes the current stream. The formulas live in
-// csrc/silu_mul_math.h.
+// them contiguous or describes how they broadcast, picks the dtype and passes the current stream.
+// The formulas live in csrc/silu_mul_math.h.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -1,9 +1,9 @@
 // vector_add_kernel.cu: the CUDA kernels of vector_add and their launchers.
 //
-// Pure CUDA on raw pointers: no torch headers, so this file compiles in about a second
+// Pure CUDA on raw pointers: no torch headers, so this file compiles in a few seconds
 // and editing a kernel rebuilds quickly. csrc/vector_add.cpp checks the inputs, makes
-// them contiguous, picks the dtype and passes the current stream. The formulas live in
-// csrc/vector_add_math.h.
+// them contiguous or describes how they broadcast, picks the dtype and passes the current stream.
+// The formulas live in csrc/vector_add_math.h.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
