@@ -11,10 +11,16 @@ does not), a call of something that is not a math function or with the wrong num
 arguments.
 
 What users write is what they mean, so the C++ written out differs from the text in
-three ways: numeric literals become acc_t values (`0.5` is a double in C++, and one double
+four ways: numeric literals become acc_t values (`0.5` is a double in C++, and one double
 makes a float kernel compute in double: twice as slow on a GPU); the float-suffixed C
 names become the generic ones (`expf` -> `exp`), which are overloaded for float and double;
-integer scalars passed to math functions become acc_t.
+integers and truth values that meet floating values become acc_t (`x * acc_t(n)`); and a
+condition on floating values picks with `where(c, a, b)` instead of `c ? a : b`.
+
+The last two let the same text compute 16 values at once: on a CPU with AVX2, acc_t is
+Lanes<float> (csrc/cpu_lanes.h), where a comparison of floating values gives a mask, not a
+bool, and C++'s `?:` cannot take a mask. Values that are the same in every lane (int and
+bool scalars, and what is computed from them alone) stay plain C++ values with `?:`.
 
 The grammar is C++'s for these operators, with its precedence and associativity:
 
@@ -100,6 +106,12 @@ class Node:
     torch: str | None
     literal: str | None = None  # the number, for a bare numeric literal
     why: str | None = None
+    # Whether the value differs from lane to lane where acc_t is Lanes: every floating value,
+    # and truth values computed from them (masks); int and bool scalars do not.
+    lanes: bool = False
+
+    def __post_init__(self):
+        self.lanes = self.lanes or self.kind == FLOAT
 
 
 @dataclass
@@ -131,12 +143,26 @@ def _acc(node: Node) -> str:
     """The node's C++ as an acc_t value."""
     if node.literal is not None:
         return f"{CAST}({node.literal})"
-    return node.cpp if node.kind == FLOAT else f"{CAST}({node.cpp})"
+    if node.kind == FLOAT:
+        return node.cpp
+    return f"{CAST}{node.cpp}" if _parenthesized(node.cpp) else f"{CAST}({node.cpp})"
 
 
-def _as_float(node: Node) -> str:
-    """The node's C++ in an operation with a floating value: literals become acc_t."""
-    return f"{CAST}({node.literal})" if node.literal is not None else node.cpp
+def _parenthesized(cpp: str) -> bool:
+    """Whether one pair of parentheses holds the whole of `cpp`: (a + b), not (a) + (b)."""
+    if not cpp.startswith("("):
+        return False
+    depth = 0
+    for index, character in enumerate(cpp):
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if depth == 0:
+            return index == len(cpp) - 1
+    return False
+
+
+def _lane_truth(node: Node) -> str:
+    """The node as a truth value in C++ where it meets masks: a floating value is `!= 0`."""
+    return f"({node.cpp} != {CAST}(0))" if node.kind == FLOAT else node.cpp
 
 
 def _torch_argument(node: Node) -> str:
@@ -189,22 +215,28 @@ class _Parser:
         if_true = self.conditional()
         self.take(":")
         if_false = self.conditional()
-        kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) else if_true.kind
-        if kind == FLOAT:
-            branches = _as_float(if_true), _as_float(if_false)
+        if condition.lanes:
+            # A mask picks lane by lane (both sides computed, as torch.where does).
+            kind = FLOAT
+            cpp = f"where({_lane_truth(condition)}, {_acc(if_true)}, {_acc(if_false)})"
         else:
-            branches = if_true.cpp, if_false.cpp
-        cpp = f"{condition.cpp} ? {branches[0]} : {branches[1]}"
+            kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) else if_true.kind
+            if kind == FLOAT:
+                branches = _acc(if_true), _acc(if_false)
+            else:
+                branches = if_true.cpp, if_false.cpp
+            cpp = f"{condition.cpp} ? {branches[0]} : {branches[1]}"
+        lanes = kind == FLOAT or if_true.lanes or if_false.lanes
         tensor = condition.tensor or if_true.tensor or if_false.tensor
         if None in (condition.torch, if_true.torch, if_false.torch):
-            return Node(kind, tensor, cpp, None, why=_why(condition, if_true, if_false))
+            return Node(kind, tensor, cpp, None, why=_why(condition, if_true, if_false), lanes=lanes)
         if condition.tensor:
             # torch.where of two numbers would be float32; one float64 tensor keeps float64.
             true_value = if_true.torch if if_true.tensor or if_false.tensor else _torch_argument(if_true)
             torch_text = f"torch.where({_truth(condition)}, {true_value}, {if_false.torch})"
         else:
             torch_text = f"({if_true.torch} if {condition.torch} else {if_false.torch})"
-        return Node(kind, tensor, cpp, torch_text)
+        return Node(kind, tensor, cpp, torch_text, lanes=lanes)
 
     def binary(self, level: int) -> Node:
         if level == len(_BINARY_LEVELS):
@@ -218,32 +250,42 @@ class _Parser:
 
     def combine(self, operator: str, left: Node, right: Node) -> Node:
         kinds = (left.kind, right.kind)
-        if operator in _INTEGER_ONLY and FLOAT in kinds:
+        lanes = left.lanes or right.lanes
+        if operator in _INTEGER_ONLY and (FLOAT in kinds or lanes):
             raise ExpressionError(f"'{operator}' needs integers, and the formula's values are "
                                   f"floating (acc_t){_hint(operator)}")
         if operator in _BITWISE and FLOAT in kinds:
             raise ExpressionError(f"'{operator}' is bitwise and needs integers or truth values, and "
                                   f"the formula's values are floating (acc_t){_hint(operator)}")
+        if operator in _BITWISE and lanes and INT in kinds:
+            raise ExpressionError(f"'{operator}' mixes an integer with a comparison of floating values; "
+                                  f"compare the integer too{_hint(operator)}")
         literals = left.literal is not None or right.literal is not None
-        if operator == "/" and kinds == (INT, INT) and not literals:
+        if operator == "/" and kinds == (INT, INT) and not literals and not lanes:
             raise ExpressionError(f"'{left.cpp} / {right.cpp}' divides two integers, which C++ "
                                   f"truncates and Python does not; write acc_t({left.cpp}) / {right.cpp}")
-        if operator in _INTEGER_ONLY or operator in _BITWISE:
+        if operator in _LOGICAL and lanes:
+            # Masks combine lane by lane; a plain int or bool is the same in every lane.
+            cpp = f"{_lane_truth(left)} {operator} {_lane_truth(right)}"
+            kind = BOOL
+        elif operator in _BITWISE or operator in _INTEGER_ONLY or operator in _LOGICAL:
             cpp = f"{left.cpp} {operator} {right.cpp}"
-        elif operator == "/" or FLOAT in kinds or BOOL in kinds:
-            # Numbers meet floating values in acc_t; / of two integers would truncate.
-            cpp = f"{_as_float(left)} {operator} {_as_float(right)}"
-        else:  # integers with integers: exact, as in Python
+            kind = BOOL if operator in _LOGICAL or kinds == (BOOL, BOOL) else INT
+        elif operator == "/" or FLOAT in kinds or lanes:
+            # Integers and truth values meet floating values in acc_t; / of two integers would
+            # truncate.
+            cpp = f"{_acc(left)} {operator} {_acc(right)}"
+            kind = BOOL if operator in _COMPARISON else FLOAT
+        else:  # integers and truth values with each other: exact, as in Python
             cpp = f"{left.cpp} {operator} {right.cpp}"
-        kind = BOOL if operator in _COMPARISON | _LOGICAL else FLOAT if FLOAT in kinds or operator == "/" \
-            else BOOL if kinds == (BOOL, BOOL) and operator in _BITWISE else INT
+            kind = BOOL if operator in _COMPARISON else INT
         tensor = left.tensor or right.tensor
         if left.torch is None or right.torch is None:
-            return Node(kind, tensor, cpp, None, why=_why(left, right))
+            return Node(kind, tensor, cpp, None, why=_why(left, right), lanes=lanes)
         if operator in ("%", "<<", ">>"):
             # Python's % and >> round toward minus infinity, C++'s % toward zero.
             return Node(kind, tensor, cpp, None, why=f"uses C++'s {operator!r}, which Python computes "
-                        "differently for negative numbers")
+                        "differently for negative numbers", lanes=lanes)
         if operator in _LOGICAL:
             if tensor:
                 python_operator = "&" if operator == "&&" else "|"
@@ -252,27 +294,30 @@ class _Parser:
                 torch_text = f"({left.torch}) {'and' if operator == '&&' else 'or'} ({right.torch})"
         else:
             torch_text = f"({left.torch}) {operator} ({right.torch})"
-        return Node(kind, tensor, cpp, torch_text)
+        return Node(kind, tensor, cpp, torch_text, lanes=lanes)
 
     def unary(self) -> Node:
         if self.token.text in ("+", "-", "!", "~"):
             operator = self.take().text
             operand = self.unary()
-            if operator == "~" and operand.kind == FLOAT:
+            if operator == "~" and (operand.kind == FLOAT or operand.lanes):
                 raise ExpressionError(f"'~' needs an integer, and the formula's values are floating "
                                       f"(acc_t){_hint('~')}")
+            if operator in "+-" and operand.lanes and operand.kind != FLOAT:
+                # The sign of a comparison of floating values: 0 or 1 in acc_t first.
+                operand = Node(FLOAT, operand.tensor, _acc(operand), operand.torch, why=operand.why)
             kind = BOOL if operator == "!" else INT if operand.kind == BOOL else operand.kind
             # -0.5 stays one number, written acc_t(-0.5) where it meets floating values.
             literal = operator + operand.literal if operand.literal and operator in "+-" else None
             cpp = f"{operator}{operand.cpp}"
             if operand.torch is None:
-                return Node(kind, operand.tensor, cpp, None, literal, why=operand.why)
+                return Node(kind, operand.tensor, cpp, None, literal, why=operand.why, lanes=operand.lanes)
             if operator == "!":
                 torch_text = (f"torch.logical_not({operand.torch})" if operand.tensor
                               else f"(not {operand.torch})")
             else:
                 torch_text = f"{operator}({operand.torch})"
-            return Node(kind, operand.tensor, cpp, torch_text, literal)
+            return Node(kind, operand.tensor, cpp, torch_text, literal, lanes=operand.lanes)
         return self.primary()
 
     def primary(self) -> Node:
@@ -284,7 +329,7 @@ class _Parser:
                                       "away its left side")
             self.take(")")
             literal = node.literal
-            return Node(node.kind, node.tensor, f"({node.cpp})", node.torch, literal, node.why)
+            return Node(node.kind, node.tensor, f"({node.cpp})", node.torch, literal, node.why, node.lanes)
         if token.kind == "number":
             text = token.text
             if text.lower().startswith("0x"):
@@ -400,6 +445,8 @@ def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] |
         if node.literal is not None and not node.tensor:
             torch_text = node.literal
         torch_text = ast.unparse(ast.parse(torch_text, mode="eval"))  # no needless parentheses
-    cpp = f"{CAST}({node.literal})" if node.literal is not None else node.cpp
+    # The formulas return acc_t: a truth value or an integer becomes one explicitly, which a
+    # mask (Lanes) needs.
+    cpp = _acc(node)
     return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used)
 

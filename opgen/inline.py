@@ -28,6 +28,9 @@ CPP_CONSTANTS = (
     ("csrc/library.cpp", "SCHEMAS"),
 )
 INLINE_TEMPLATE = "templates/kinds/common/inline.py.jinja"
+# Files of a project that the inline file builds without (its C++ is one file, and the AVX2
+# loops need one of their own), and how its comments speak of them instead.
+ABSENT_FILES = (("csrc/{op}_cpu_avx2.cpp", "a project's AVX2 file"),)
 
 
 def cpp_source(text: str) -> str:
@@ -87,7 +90,7 @@ def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
     api_imports, api = python_parts((project / package / f"{name}.py").read_text())
     reference_imports, reference = python_parts((project / package / f"{name}_reference.py").read_text())
     # Comments name the project's C++ files; here those are the constants.
-    for path, constant in CPP_CONSTANTS:
+    for path, constant in (*CPP_CONSTANTS, *ABSENT_FILES):
         api = api.replace(path.format(op=name), constant)
         sources = {key: text.replace(path.format(op=name), constant) for key, text in sources.items()}
     text = _render(template_root, package=package, op=op, exact=record["exact"], sources=sources,

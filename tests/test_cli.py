@@ -28,7 +28,9 @@ DEFAULT_PROJECT_FILES = {
     "benchmarks/bench_my_op.py",
     "csrc/_C.cpp",
     "csrc/library.cpp",
+    "csrc/cpu_lanes.h",
     "csrc/my_op.cpp",
+    "csrc/my_op_cpu_avx2.cpp",
     "csrc/my_op_autograd.cpp",
     "csrc/my_op_kernel.cu",
     "csrc/my_op_kernel.h",
@@ -326,7 +328,7 @@ def test_logical_operators_stay_allowed_in_expressions(opgen, tmp_path):
                    "--reference", "torch.where((x > 0) & (x < 1), x, 0)", "--no-backward")
     assert result.exit_code == 0, result.output
     math = (tmp_path / "band" / "csrc" / "band_math.h").read_text()
-    assert "return x > acc_t(0) && x < acc_t(1) ? x : acc_t(0);" in math
+    assert "return where(x > acc_t(0) && x < acc_t(1), x, acc_t(0));" in math
 
 
 WORKTREE = Path(opgen.__file__).resolve().parent.parent
@@ -533,7 +535,7 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
     for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     sources = sorted(str(p) for p in (tmp_path / "lib" / "csrc").iterdir())
-    assert len(sources) == 15
+    assert len(sources) == 17  # the elementwise op's AVX2 loops and their header too
     result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
                              *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -199,3 +199,29 @@ def add(project: Path, name: str, *options: str) -> None:
         main(["add", name, "-p", str(project), *options])
     except SystemExit as exit_:
         assert exit_.code in (0, None)
+
+
+def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python, projects):
+    # Transcendental functions, two inputs, every kind of scalar, conditions on floating values
+    # (where() in the formulas: masks in the AVX2 loops) and on scalars (?:).
+    project = render(projects, "mixed", "--signature",
+                     "x: Tensor, y: Tensor, alpha: float = 0.5, n: int = 2, flip: bool = False",
+                     "--forward", "x > 0 && !flip ? x * y * n : alpha * tanh(x) * exp(-y)",
+                     "--gradients", "x: grad * (x > 0 && !flip ? y * n : alpha * (1 - tanh(x) * tanh(x)) * "
+                     "exp(-y)); y: grad * (x > 0 && !flip ? x * n : -alpha * tanh(x) * exp(-y))")
+    assert "return where(x > acc_t(0) && !flip," in (project / "csrc" / "mixed_math.h").read_text()
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    [library] = (project / "mixed").glob("_C*.so")
+    # The AVX2 loops call SLEEF's 8-float tanh (as eager's CPU kernels do), and the CPU loops
+    # run on torch's OpenMP threads: without -fopenmp, at::parallel_for runs on one thread.
+    assert b"Sleef_tanhf8_u10" in library.read_bytes()
+    needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    assert "libgomp" in needed, needed
+    result = run_project_tests(python, project)  # on this CPU (AVX2): the AVX2 loops
+    assert result.returncode == 0, result.stdout[-3000:]
+    # The scalar loops, as on a CPU without AVX2. (torch.compile's own C++ for the reference
+    # does not compile under ATEN_CPU_CAPABILITY=default: inductor's, not the op's.)
+    scalar = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not torch_compile"],
+        cwd=project, capture_output=True, text=True, env={**os.environ, "ATEN_CPU_CAPABILITY": "default"})
+    assert scalar.returncode == 0, scalar.stdout[-3000:]

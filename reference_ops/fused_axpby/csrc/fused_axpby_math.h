@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define FUSED_AXPBY_HOST_DEVICE __host__ __device__ __forceinline__
@@ -63,6 +64,14 @@ using std::tgamma;
 using std::trunc;
 #endif
 
+#if !defined(__CUDACC__)
+// pow(x, 2) in the type of x, as CUDA's pow(float, int) (std::pow(float, int) is a double).
+inline float pow(float base, int exponent) {
+  return static_cast<float>(std::pow(static_cast<double>(base), exponent));
+}
+inline double pow(double base, int exponent) { return std::pow(base, exponent); }
+#endif
+
 #if !defined(__CUDA_ARCH__)
 // rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
 inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
@@ -82,6 +91,14 @@ FUSED_AXPBY_HOST_DEVICE T max(T a, T b) {
 template <typename T>
 FUSED_AXPBY_HOST_DEVICE T clamp(T v, T low, T high) {
   return min(max(v, low), high);
+}
+
+// where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
+// the condition is on floating values: in the CPU's AVX2 loops of elementwise ops those are
+// masks of 16 lanes, which `?:` cannot take (their Lanes type overloads where).
+template <typename T>
+FUSED_AXPBY_HOST_DEVICE T where(bool c, T a, T b) {
+  return c ? a : b;
 }
 
 // One output element: a * x + b
@@ -123,5 +140,19 @@ template <typename V>
 struct Grads {
   V x;
 };
+
+#if !defined(__CUDACC__)
+// The CPU loops for processors with AVX2, over `count` elements: defined in
+// csrc/fused_axpby_cpu_avx2.cpp (compiled for AVX2, one instance per dtype), called by
+// csrc/fused_axpby.cpp where the CPU has AVX2. Each tensor comes as a pointer and a step: 1 for
+// consecutive elements, 0 for one value repeated (a broadcast), another for every step-th one.
+template <typename scalar_t, typename out_t>
+void forward_avx2(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& step, out_t* out,
+                  int64_t count, const Scalars<double>& s);
+template <typename scalar_t>
+void backward_avx2(const scalar_t* grad, int64_t grad_step, const GradReads<const scalar_t*>& data,
+                   const GradReads<int64_t>& step, const Grads<scalar_t*>& grads, int64_t count,
+                   const Scalars<double>& s);
+#endif
 
 }  // namespace fused_axpby

@@ -66,6 +66,14 @@ using std::tgamma;
 using std::trunc;
 #endif
 
+#if !defined(__CUDACC__)
+// pow(x, 2) in the type of x, as CUDA's pow(float, int) (std::pow(float, int) is a double).
+inline float pow(float base, int exponent) {
+  return static_cast<float>(std::pow(static_cast<double>(base), exponent));
+}
+inline double pow(double base, int exponent) { return std::pow(base, exponent); }
+#endif
+
 #if !defined(__CUDA_ARCH__)
 // rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
 inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
@@ -85,6 +93,14 @@ LAYER_NORM_HOST_DEVICE T max(T a, T b) {
 template <typename T>
 LAYER_NORM_HOST_DEVICE T clamp(T v, T low, T high) {
   return min(max(v, low), high);
+}
+
+// where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
+// the condition is on floating values: in the CPU's AVX2 loops of elementwise ops those are
+// masks of 16 lanes, which `?:` cannot take (their Lanes type overloads where).
+template <typename T>
+LAYER_NORM_HOST_DEVICE T where(bool c, T a, T b) {
+  return c ? a : b;
 }
 
 // mu = mean(x) over the row

@@ -10,6 +10,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
@@ -165,6 +166,16 @@ bool is_one_value(const at::Tensor& t) {
   }
   return true;
 }
+
+// Whether this CPU runs the AVX2 loops (in csrc/relu_cpu_avx2.cpp): as PyTorch
+// decides for its own kernels (ATEN_CPU_CAPABILITY=default turns them off, for both).
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    const std::string capability = at::get_cpu_capability();
+    return capability == "AVX2" || capability == "AVX512";
+  }();
+  return has;
+}
 // The kernels take the arguments in the structs of csrc/relu_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -188,6 +199,12 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
         const Tensors<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+#ifndef NO_CPU_AVX2_LOOPS
+          if (cpu_has_avx2()) {
+            forward_avx2<scalar_t, out_t>({data.x + begin}, {1}, out_p + begin, end - begin, s);
+            return;
+          }
+#endif
           for (int64_t i = begin; i < end; ++i) {
             out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(data.x[i])));
           }
@@ -208,19 +225,27 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
   const GradReads<at::Tensor> dense{in_layout(reads.x, layout)};
   Grads<at::Tensor> grads{new_in_layout(layout, grad, grad.scalar_type())};
   const int64_t n = grad.numel();
-  AT_DISPATCH_SWITCH(grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
-                       using acc_t = at::opmath_type<scalar_t>;
-                       const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-                       const GradReads<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
-                       const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
-                       at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-                         for (int64_t i = begin; i < end; ++i) {
-                           const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
-                           grads_p.x[i] = static_cast<scalar_t>(
-                               grad_wrt_x<acc_t>(g, static_cast<acc_t>(data.x[i])));
-                         }
-                       });
-                     }));
+  AT_DISPATCH_SWITCH(
+      grad.scalar_type(), "relu_backward_cpu", RELU_DISPATCH_CASES([&] {
+        using acc_t = at::opmath_type<scalar_t>;
+        const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
+        const GradReads<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
+        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
+        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+#ifndef NO_CPU_AVX2_LOOPS
+          if (cpu_has_avx2()) {
+            backward_avx2<scalar_t>(grad_p + begin * grad_step, grad_step, {data.x + begin}, {1},
+                                    {grads_p.x + begin}, end - begin, s);
+            return;
+          }
+#endif
+          for (int64_t i = begin; i < end; ++i) {
+            const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
+            grads_p.x[i] =
+                static_cast<scalar_t>(grad_wrt_x<acc_t>(g, static_cast<acc_t>(data.x[i])));
+          }
+        });
+      }));
   return grads.x;
 }
 

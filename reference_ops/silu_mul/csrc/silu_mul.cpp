@@ -10,6 +10,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
@@ -305,6 +306,16 @@ bool is_one_value(const at::Tensor& t) {
   }
   return true;
 }
+
+// Whether this CPU runs the AVX2 loops (in csrc/silu_mul_cpu_avx2.cpp): as PyTorch
+// decides for its own kernels (ATEN_CPU_CAPABILITY=default turns them off, for both).
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    const std::string capability = at::get_cpu_capability();
+    return capability == "AVX2" || capability == "AVX512";
+  }();
+  return has;
+}
 // The kernels take the arguments in the structs of csrc/silu_mul_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -330,17 +341,23 @@ at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           BroadcastWalk walk(dims, 2, begin);
-          for (int64_t i = begin; i < end;) {
-            const int64_t run = walk.run(end - i);
+          int64_t run = 0;
+          for (int64_t i = begin; i < end; walk.advance(run), i += run) {
+            run = walk.run(end - i);
             const int64_t* offset = walk.offsets();
             const int64_t* step = walk.steps();
+#ifndef NO_CPU_AVX2_LOOPS
+            if (cpu_has_avx2()) {
+              forward_avx2<scalar_t, out_t>({data.x + offset[0], data.y + offset[1]},
+                                            {step[0], step[1]}, out_p + i, run, s);
+              continue;
+            }
+#endif
             for (int64_t k = 0; k < run; ++k) {
               out_p[i + k] = static_cast<out_t>(
                   forward<acc_t>(static_cast<acc_t>(data.x[offset[0] + k * step[0]]),
                                  static_cast<acc_t>(data.y[offset[1] + k * step[1]])));
             }
-            walk.advance(run);
-            i += run;
           }
         });
       }));
@@ -368,10 +385,19 @@ std::tuple<at::Tensor, at::Tensor> backward_broadcast(const at::Tensor& grad,
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           // Operand 0 is grad, then the tensors the formulas read.
           BroadcastWalk walk(dims, 3, begin);
-          for (int64_t i = begin; i < end;) {
-            const int64_t run = walk.run(end - i);
+          int64_t run = 0;
+          for (int64_t i = begin; i < end; walk.advance(run), i += run) {
+            run = walk.run(end - i);
             const int64_t* offset = walk.offsets();
             const int64_t* step = walk.steps();
+#ifndef NO_CPU_AVX2_LOOPS
+            if (cpu_has_avx2()) {
+              backward_avx2<scalar_t>(grad_p + offset[0], step[0],
+                                      {data.x + offset[1], data.y + offset[2]}, {step[1], step[2]},
+                                      {grads_p.x + i, grads_p.y + i}, run, s);
+              continue;
+            }
+#endif
             for (int64_t k = 0; k < run; ++k) {
               const acc_t g = static_cast<acc_t>(grad_p[offset[0] + k * step[0]]);
               grads_p.x[i + k] = static_cast<scalar_t>(
@@ -381,8 +407,6 @@ std::tuple<at::Tensor, at::Tensor> backward_broadcast(const at::Tensor& grad,
                   grad_wrt_y<acc_t>(g, static_cast<acc_t>(data.x[offset[1] + k * step[1]]),
                                     static_cast<acc_t>(data.y[offset[2] + k * step[2]])));
             }
-            walk.advance(run);
-            i += run;
           }
         });
       }));
@@ -411,6 +435,13 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
                                             dense.y.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+#ifndef NO_CPU_AVX2_LOOPS
+          if (cpu_has_avx2()) {
+            forward_avx2<scalar_t, out_t>({data.x + begin, data.y + begin}, {1, 1}, out_p + begin,
+                                          end - begin, s);
+            return;
+          }
+#endif
           for (int64_t i = begin; i < end; ++i) {
             out_p[i] = static_cast<out_t>(
                 forward<acc_t>(static_cast<acc_t>(data.x[i]), static_cast<acc_t>(data.y[i])));
@@ -449,6 +480,15 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
                        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>(),
                                                       grads.y.mutable_data_ptr<scalar_t>()};
                        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+#ifndef NO_CPU_AVX2_LOOPS
+                         if (cpu_has_avx2()) {
+                           backward_avx2<scalar_t>(grad_p + begin * grad_step, grad_step,
+                                                   {data.x + begin, data.y + begin}, {1, 1},
+                                                   {grads_p.x + begin, grads_p.y + begin},
+                                                   end - begin, s);
+                           return;
+                         }
+#endif
                          for (int64_t i = begin; i < end; ++i) {
                            const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
                            grads_p.x[i] = static_cast<scalar_t>(grad_wrt_x<acc_t>(

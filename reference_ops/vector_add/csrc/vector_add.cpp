@@ -10,6 +10,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
@@ -282,6 +283,16 @@ class BroadcastWalk {
   std::vector<int64_t> offsets_;
   std::vector<int64_t> steps_;
 };
+
+// Whether this CPU runs the AVX2 loops (in csrc/vector_add_cpu_avx2.cpp): as PyTorch
+// decides for its own kernels (ATEN_CPU_CAPABILITY=default turns them off, for both).
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    const std::string capability = at::get_cpu_capability();
+    return capability == "AVX2" || capability == "AVX512";
+  }();
+  return has;
+}
 // The kernels take the arguments in the structs of csrc/vector_add_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -307,17 +318,23 @@ at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           BroadcastWalk walk(dims, 2, begin);
-          for (int64_t i = begin; i < end;) {
-            const int64_t run = walk.run(end - i);
+          int64_t run = 0;
+          for (int64_t i = begin; i < end; walk.advance(run), i += run) {
+            run = walk.run(end - i);
             const int64_t* offset = walk.offsets();
             const int64_t* step = walk.steps();
+#ifndef NO_CPU_AVX2_LOOPS
+            if (cpu_has_avx2()) {
+              forward_avx2<scalar_t, out_t>({data.a + offset[0], data.b + offset[1]},
+                                            {step[0], step[1]}, out_p + i, run, s);
+              continue;
+            }
+#endif
             for (int64_t k = 0; k < run; ++k) {
               out_p[i + k] = static_cast<out_t>(
                   forward<acc_t>(static_cast<acc_t>(data.a[offset[0] + k * step[0]]),
                                  static_cast<acc_t>(data.b[offset[1] + k * step[1]])));
             }
-            walk.advance(run);
-            i += run;
           }
         });
       }));
@@ -346,6 +363,13 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
                                             dense.b.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+#ifndef NO_CPU_AVX2_LOOPS
+          if (cpu_has_avx2()) {
+            forward_avx2<scalar_t, out_t>({data.a + begin, data.b + begin}, {1, 1}, out_p + begin,
+                                          end - begin, s);
+            return;
+          }
+#endif
           for (int64_t i = begin; i < end; ++i) {
             out_p[i] = static_cast<out_t>(
                 forward<acc_t>(static_cast<acc_t>(data.a[i]), static_cast<acc_t>(data.b[i])));

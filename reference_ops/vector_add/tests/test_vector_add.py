@@ -352,26 +352,47 @@ def test_broadcast_inputs_match_float64_reference(device, dtype, offset, shapes)
         expected = float64_reference(inputs)
         assert out.shape == expected.shape and out.dtype == (OUT_DTYPE or dtype)
         torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
-        # Each gradient computed per output element in dtype, then summed back to its
-        # input's shape: the reference does the same from float64 values rounded to dtype,
-        # and allows the rounding of the sum (eps for each summed term's size).
-        grad_out = torch.randn_like(out)
-        actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
-        full = {k: v.detach().double().expand(out.shape).requires_grad_(k in GRAD_ARGS)
-                for k, v in inputs.items()}
-        per_element = torch.autograd.grad(
-            reference(**full, **SCALARS), [full[name] for name in GRAD_ARGS], grad_out.double()
+        check_broadcast_gradients(inputs, out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_broadcast_inputs_with_gaps_are_read_through_their_strides(device, dtype):
+    # Every other element of each tensor: a step of 2 along the last dimension, element by
+    # element (the full-size tensors are not dense, so nothing is read as a block).
+    for position in range(len(TENSOR_ARGS)):
+        inputs = {}
+        for index, name in enumerate(TENSOR_ARGS):
+            shape = (40,) if index == position else (4, 40)
+            wide = random_tensor((*shape[:-1], 80), dtype, device)
+            inputs[name] = wide[..., ::2].requires_grad_(name in GRAD_ARGS)
+        out = op(**inputs, **SCALARS)
+        torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
+        check_broadcast_gradients(inputs, out)
+
+
+def check_broadcast_gradients(inputs, out):
+    """Each gradient computed per output element in dtype, then summed back to its input's
+    shape: the reference does the same from float64 values rounded to dtype, and allows the
+    rounding of the sum (eps for each summed term's size)."""
+    grad_out = torch.randn_like(out)
+    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    full = {k: v.detach().double().expand(out.shape).requires_grad_(k in GRAD_ARGS)
+            for k, v in inputs.items()}
+    per_element = torch.autograd.grad(
+        reference(**full, **SCALARS), [full[name] for name in GRAD_ARGS], grad_out.double()
+    )
+    for name, a, e in zip(GRAD_ARGS, actual, per_element):
+        dtype = inputs[name].dtype
+        assert a.shape == inputs[name].shape and a.dtype == dtype, name
+        rounded = e.to(dtype).double()
+        summed_size = rounded.abs().sum_to_size(a.shape).max().item()
+        tolerance = dict(TOLERANCES[dtype])
+        tolerance["atol"] += torch.finfo(dtype).eps * summed_size
+        torch.testing.assert_close(
+            a.double(), rounded.sum_to_size(a.shape), **tolerance,
+            msg=lambda m, name=name: f"{name}: {m}",
         )
-        for name, a, e in zip(GRAD_ARGS, actual, per_element):
-            assert a.shape == inputs[name].shape and a.dtype == dtype, name
-            rounded = e.to(dtype).double()
-            summed_size = rounded.abs().sum_to_size(a.shape).max().item()
-            tolerance = dict(TOLERANCES[dtype])
-            tolerance["atol"] += torch.finfo(dtype).eps * summed_size
-            torch.testing.assert_close(
-                a.double(), rounded.sum_to_size(a.shape), **tolerance,
-                msg=lambda m, name=name: f"{name}: {m}",
-            )
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,0 +1,301 @@
+// cpu_lanes.h: the formulas of the elementwise ops on the CPU, 16 floats (8 doubles) at a time.
+//
+// The formulas of csrc/<op>_math.h are templates over their arithmetic type acc_t. The CUDA
+// kernels and the scalar CPU loops instantiate them with float or double; the AVX2 loops
+// (csrc/<op>_cpu_avx2.cpp) with Lanes<float> or Lanes<double>: two of PyTorch's
+// at::vec::Vectorized, with exp, tanh, ... from SLEEF, as PyTorch's own CPU kernels compute
+// them. Lanes has C++'s operators and the math functions the formulas call; a comparison
+// gives a Mask, and where(c, a, b) picks by it.
+//
+// Include this header first: it makes the whole file AVX2 code, as -mavx2 -mfma -mf16c would
+// (which torch's build does not let one file have). Only GCC on x86-64 is told so; elsewhere
+// the same code compiles with at::vec's portable vectors, and is right, not faster.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(_IMMINTRIN_H_INCLUDED) || defined(__SLEEF_H__)
+#error "cpu_lanes.h makes the whole file AVX2 code: include it before every other header"
+#endif
+#pragma GCC target("avx2,fma,f16c")
+// What the compiler defines with -mavx2 -mfma -mf16c (the pragma does not): sleef.h declares
+// its AVX2 functions only where they are defined.
+#define __AVX__ 1
+#define __AVX2__ 1
+#define __FMA__ 1
+#define __F16C__ 1
+#define CPU_CAPABILITY AVX2
+#define CPU_CAPABILITY_AVX2
+#endif
+
+#include <ATen/cpu/vec/functional.h>
+#include <ATen/cpu/vec/vec.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+// CamelCase, as no op name is (they are snake_case): an op's namespace never merges with this one.
+namespace CpuVec {
+
+template <typename T>
+using Vec = at::vec::Vectorized<T>;
+
+// A scalar that meets lanes (x * 2.0f, where the formulas would write x * acc_t(2)): any type
+// that converts to T, not a second deduction of T.
+template <typename T>
+struct Scalar {
+  using type = T;
+};
+template <typename T>
+using scalar_of = typename Scalar<T>::type;
+
+// Truth values of Lanes<T>: all bits set where true.
+template <typename T>
+struct Mask {
+  Vec<T> lo, hi;
+
+  Mask(Vec<T> lo, Vec<T> hi) : lo(lo), hi(hi) {}
+  // A bool scalar: the same in every lane.
+  Mask(bool value) : lo(value ? Vec<T>(T(0)) == Vec<T>(T(0)) : Vec<T>(T(0))), hi(lo) {}
+};
+
+template <typename T>
+struct Lanes {
+  Vec<T> lo, hi;
+
+  static constexpr int64_t size() { return 2 * Vec<T>::size(); }
+
+  Lanes() = default;
+  Lanes(Vec<T> lo, Vec<T> hi) : lo(lo), hi(hi) {}
+  // acc_t(0.5), acc_t(n), a float scalar: the same in every lane.
+  Lanes(T value) : lo(value), hi(value) {}
+  // acc_t(x > 0): 1 where true, 0 where false.
+  explicit Lanes(const Mask<T>& m) : lo(m.lo & Vec<T>(T(1))), hi(m.hi & Vec<T>(T(1))) {}
+};
+
+#define CPU_LANES_OPERATOR(op, Result)                          \
+  template <typename T>                                         \
+  Result<T> operator op(const Lanes<T>& a, const Lanes<T>& b) { \
+    return {a.lo op b.lo, a.hi op b.hi};                        \
+  }                                                             \
+  template <typename T>                                         \
+  Result<T> operator op(const Lanes<T>& a, scalar_of<T> b) {    \
+    return a op Lanes<T>(b);                                    \
+  }                                                             \
+  template <typename T>                                         \
+  Result<T> operator op(scalar_of<T> a, const Lanes<T>& b) {    \
+    return Lanes<T>(a) op b;                                    \
+  }
+CPU_LANES_OPERATOR(+, Lanes)
+CPU_LANES_OPERATOR(-, Lanes)
+CPU_LANES_OPERATOR(*, Lanes)
+CPU_LANES_OPERATOR(/, Lanes)
+CPU_LANES_OPERATOR(<, Mask)
+CPU_LANES_OPERATOR(>, Mask)
+CPU_LANES_OPERATOR(<=, Mask)
+CPU_LANES_OPERATOR(>=, Mask)
+CPU_LANES_OPERATOR(==, Mask)
+CPU_LANES_OPERATOR(!=, Mask)
+#undef CPU_LANES_OPERATOR
+
+template <typename T>
+Lanes<T> operator-(const Lanes<T>& a) {
+  return {a.lo.neg(), a.hi.neg()};
+}
+template <typename T>
+Lanes<T> operator+(const Lanes<T>& a) {
+  return a;
+}
+template <typename T>
+Mask<T> operator!(const Lanes<T>& a) {
+  return a == Lanes<T>(T(0));
+}
+
+// Masks combine bit by bit; a bool scalar counts as the same value in every lane.
+#define CPU_LANES_MASK_OPERATOR(op, bits)                   \
+  template <typename T>                                     \
+  Mask<T> operator op(const Mask<T>& a, const Mask<T>& b) { \
+    return {a.lo bits b.lo, a.hi bits b.hi};                \
+  }                                                         \
+  template <typename T>                                     \
+  Mask<T> operator op(const Mask<T>& a, bool b) {           \
+    return a op Mask<T>(b);                                 \
+  }                                                         \
+  template <typename T>                                     \
+  Mask<T> operator op(bool a, const Mask<T>& b) {           \
+    return Mask<T>(a) op b;                                 \
+  }
+CPU_LANES_MASK_OPERATOR(&&, &)
+CPU_LANES_MASK_OPERATOR(||, |)
+CPU_LANES_MASK_OPERATOR(&, &)
+CPU_LANES_MASK_OPERATOR(|, |)
+CPU_LANES_MASK_OPERATOR(^, ^)
+CPU_LANES_MASK_OPERATOR(!=, ^)
+#undef CPU_LANES_MASK_OPERATOR
+
+template <typename T>
+Mask<T> operator!(const Mask<T>& a) {
+  return a ^ Mask<T>(true);
+}
+template <typename T>
+Mask<T> operator==(const Mask<T>& a, const Mask<T>& b) {
+  return !(a ^ b);
+}
+
+// where(c, a, b): a where c holds, else b; lane by lane, as torch.where.
+template <typename T>
+Lanes<T> where(const Mask<T>& c, const Lanes<T>& a, const Lanes<T>& b) {
+  return {Vec<T>::blendv(b.lo, a.lo, c.lo), Vec<T>::blendv(b.hi, a.hi, c.hi)};
+}
+
+// The math functions the formulas call, as the scalar ones compute them: at::vec's, which
+// call SLEEF (as PyTorch's CPU kernels do).
+#define CPU_LANES_UNARY(name, method)      \
+  template <typename T>                    \
+  Lanes<T> name(const Lanes<T>& a) {       \
+    return {a.lo.method(), a.hi.method()}; \
+  }
+CPU_LANES_UNARY(abs, abs)
+CPU_LANES_UNARY(fabs, abs)
+CPU_LANES_UNARY(exp, exp)
+CPU_LANES_UNARY(exp2, exp2)
+CPU_LANES_UNARY(expm1, expm1)
+CPU_LANES_UNARY(log, log)
+CPU_LANES_UNARY(log2, log2)
+CPU_LANES_UNARY(log10, log10)
+CPU_LANES_UNARY(log1p, log1p)
+CPU_LANES_UNARY(sqrt, sqrt)
+CPU_LANES_UNARY(rsqrt, rsqrt)
+CPU_LANES_UNARY(sin, sin)
+CPU_LANES_UNARY(cos, cos)
+CPU_LANES_UNARY(tan, tan)
+CPU_LANES_UNARY(asin, asin)
+CPU_LANES_UNARY(acos, acos)
+CPU_LANES_UNARY(atan, atan)
+CPU_LANES_UNARY(sinh, sinh)
+CPU_LANES_UNARY(cosh, cosh)
+CPU_LANES_UNARY(tanh, tanh)
+CPU_LANES_UNARY(erf, erf)
+CPU_LANES_UNARY(erfc, erfc)
+CPU_LANES_UNARY(lgamma, lgamma)
+CPU_LANES_UNARY(floor, floor)
+CPU_LANES_UNARY(ceil, ceil)
+CPU_LANES_UNARY(trunc, trunc)
+#undef CPU_LANES_UNARY
+
+#define CPU_LANES_BINARY(name, method)                  \
+  template <typename T>                                 \
+  Lanes<T> name(const Lanes<T>& a, const Lanes<T>& b) { \
+    return {a.lo.method(b.lo), a.hi.method(b.hi)};      \
+  }
+CPU_LANES_BINARY(pow, pow)
+CPU_LANES_BINARY(atan2, atan2)
+CPU_LANES_BINARY(hypot, hypot)
+CPU_LANES_BINARY(fmod, fmod)
+CPU_LANES_BINARY(copysign, copysign)
+#undef CPU_LANES_BINARY
+
+// The functions at::vec has no vector version of (or computes otherwise: its round rounds
+// halves to even, C's away from zero): lane by lane, with the C++ function.
+#define CPU_LANES_EACH(name)                                                \
+  template <typename T>                                                     \
+  Lanes<T> name(const Lanes<T>& a) {                                        \
+    __at_align__ T values[Lanes<T>::size()];                                \
+    a.lo.store(values);                                                     \
+    a.hi.store(values + Vec<T>::size());                                    \
+    for (T& value : values) value = std::name(value);                       \
+    return {Vec<T>::loadu(values), Vec<T>::loadu(values + Vec<T>::size())}; \
+  }
+CPU_LANES_EACH(cbrt)
+CPU_LANES_EACH(tgamma)
+CPU_LANES_EACH(asinh)
+CPU_LANES_EACH(acosh)
+CPU_LANES_EACH(atanh)
+CPU_LANES_EACH(round)
+#undef CPU_LANES_EACH
+
+// pow(x, 2): an integer power by multiplication, as CUDA's pow(float, int).
+template <typename T>
+Lanes<T> pow(const Lanes<T>& a, int n) {
+  if (n < 0) return Lanes<T>(T(1)) / pow(a, -n);
+  if (n > 16) return pow(a, Lanes<T>(T(n)));
+  Lanes<T> result(T(1)), power = a;
+  for (; n > 0; n >>= 1, power = power * power) {
+    if (n & 1) result = result * power;
+  }
+  return result;
+}
+
+// min, max and clamp: NaN in, NaN out, as torch.minimum, maximum and clamp.
+template <typename T>
+Lanes<T> min(const Lanes<T>& a, const Lanes<T>& b) {
+  return {at::vec::minimum(a.lo, b.lo), at::vec::minimum(a.hi, b.hi)};
+}
+template <typename T>
+Lanes<T> max(const Lanes<T>& a, const Lanes<T>& b) {
+  return {at::vec::maximum(a.lo, b.lo), at::vec::maximum(a.hi, b.hi)};
+}
+template <typename T>
+Lanes<T> clamp(const Lanes<T>& v, const Lanes<T>& low, const Lanes<T>& high) {
+  return min(max(v, low), high);
+}
+// fmin and fmax: the other argument where one is NaN, as C's.
+template <typename T>
+Lanes<T> fmin(const Lanes<T>& a, const Lanes<T>& b) {
+  return where(a != a, b, where(b != b, a, min(a, b)));
+}
+template <typename T>
+Lanes<T> fmax(const Lanes<T>& a, const Lanes<T>& b) {
+  return where(a != a, b, where(b != b, a, max(a, b)));
+}
+template <typename T>
+Lanes<T> fma(const Lanes<T>& a, const Lanes<T>& b, const Lanes<T>& c) {
+  return {at::vec::fmadd(a.lo, b.lo, c.lo), at::vec::fmadd(a.hi, b.hi, c.hi)};
+}
+
+template <typename T>
+constexpr bool is_reduced_float = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
+
+// Lanes<acc_t>::size() elements (`count` of them, fewer at the end of a range) from p, one
+// every `step` (1: consecutive, 0: one value for all, as a broadcast input), in acc_t.
+template <typename acc_t, typename scalar_t>
+Lanes<acc_t> load(const scalar_t* p, int64_t step, int64_t count) {
+  constexpr int64_t kSize = Lanes<acc_t>::size();
+  if (step == 1 && count == kSize) {
+    if constexpr (std::is_same_v<scalar_t, acc_t>) {
+      return {Vec<acc_t>::loadu(p), Vec<acc_t>::loadu(p + Vec<acc_t>::size())};
+    } else if constexpr (is_reduced_float<scalar_t> && std::is_same_v<acc_t, float>) {
+      static_assert(Vec<scalar_t>::size() == kSize, "a 16-bit vector holds both halves");
+      const auto [lo, hi] = at::vec::convert_to_float<scalar_t>(Vec<scalar_t>::loadu(p));
+      return {lo, hi};
+    }
+  }
+  if (step == 0) return Lanes<acc_t>(static_cast<acc_t>(*p));
+  __at_align__ acc_t values[kSize] = {};
+  for (int64_t j = 0; j < count; ++j) values[j] = static_cast<acc_t>(p[j * step]);
+  return {Vec<acc_t>::loadu(values), Vec<acc_t>::loadu(values + Vec<acc_t>::size())};
+}
+
+// The first `count` lanes of v to p, consecutive, as out_t.
+template <typename out_t, typename acc_t>
+void store(out_t* p, const Lanes<acc_t>& v, int64_t count) {
+  constexpr int64_t kSize = Lanes<acc_t>::size();
+  if (count == kSize) {
+    if constexpr (std::is_same_v<out_t, acc_t>) {
+      v.lo.store(p);
+      v.hi.store(p + Vec<acc_t>::size());
+      return;
+    } else if constexpr (is_reduced_float<out_t> && std::is_same_v<acc_t, float>) {
+      at::vec::convert_from_float<out_t>(v.lo, v.hi).store(p);
+      return;
+    }
+  }
+  __at_align__ acc_t values[kSize];
+  v.lo.store(values);
+  v.hi.store(values + Vec<acc_t>::size());
+  for (int64_t j = 0; j < count; ++j) p[j] = static_cast<out_t>(values[j]);
+}
+
+}  // namespace CpuVec
