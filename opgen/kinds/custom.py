@@ -314,12 +314,12 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             raise SpecError("a backward needs --gradients, the tensor inputs that get gradients, e.g. "
                             "--gradients 'x'; or pass --no-backward")
         check_backward_dtypes(answers)
-        gradients = _parse_gradients(answers["gradients"], params, outputs)
+        gradients = _parse_gradients(answers["gradients"], params, outputs, answers["signature"])
     return {"returns": outputs, "gradients": gradients, "non_differentiable": []}
 
 
-def _parse_gradients(text: str, params: list[dict[str, Any]],
-                     outputs: list[dict[str, Any]]) -> list[dict[str, str]]:
+def _parse_gradients(text: str, params: list[dict[str, Any]], outputs: list[dict[str, Any]],
+                     signature: str) -> list[dict[str, str]]:
     """'x, weight' -> [{input: x}, {input: weight}], in the signature's order."""
     tensors = {p["name"]: p for p in params if p["type"] == "Tensor"}
     names = [name.strip() for name in text.split(",")]
@@ -340,8 +340,8 @@ def _parse_gradients(text: str, params: list[dict[str, Any]],
     clash = next((p["name"] for p in params if p["name"] in {GRAD_PREFIX + o for o in differentiable}),
                  None)
     if clash:
-        raise SpecError(f"--signature: argument {clash!r} is also the name of the backward op's "
-                        f"gradient of output {clash[len(GRAD_PREFIX):]!r}; rename one")
+        raise SpecError(f"--signature {signature!r}: argument {clash!r} is also the name of the "
+                        f"backward op's gradient of output {clash[len(GRAD_PREFIX):]!r}; rename one")
     count = len(differentiable) + len(params)
     if count > MOST_ARGUMENTS:
         raise SpecError(f"--gradients {text!r}: the backward op would take {count} arguments (a "
