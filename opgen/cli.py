@@ -70,13 +70,13 @@ Examples:
       --forward "0.299f * r + 0.587f * g + 0.114f * b" --dtypes uint8 --no-backward \\
       --reference "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]" --exact
   opgen new rms_norm --defaults --kind rowwise --preset rmsnorm
-  opgen new my_gather --defaults --kind custom \\
-      --signature "x: Tensor, index: Tensor[int64], scale: float = 1.0" \\
-      --returns "out: (index.size(0), x.size(1))" --gradients x
   opgen new l2_normalize --defaults --kind rowwise --signature "x: Tensor" \\
       --reductions "ss = sum(x * x)" --forward "x / sqrt(ss)" \\
       --reference "x / x.norm(dim=-1, keepdim=True)" \\
       --grad-reductions "gy = sum(grad * y)" --gradients "x: (grad - y * gy) / sqrt(ss)"
+  opgen new my_gather --defaults --kind custom \\
+      --signature "x: Tensor, index: Tensor[int64], scale: float = 1.0" \\
+      --returns "out: (index.size(0), x.size(1))" --gradients x
 """
 
 

@@ -1,10 +1,11 @@
 """`opgen regen`: re-render generated projects from their recorded answers.
 
 reference_ops/ holds projects that must be exactly what the template renders, with no
-hand edits but in the files the template leaves to the user (a custom op's kernel, CPU
-code and reference: copier.yml's _skip_if_exists). `regen` renders each one again from its .copier-answers.yml; with `check`
-it changes nothing and reports every file that differs, so CI catches a template change
-whose projects were not re-rendered, or a hand edit.
+hand edits but in the files the template leaves to the user (a custom op's kernel,
+CPU code and reference: copier.yml's _skip_if_exists). `regen` renders each one again
+from its .copier-answers.yml; with `check` it changes nothing and reports every file that
+differs, so CI catches a template change whose projects were not re-rendered, or a hand
+edit.
 
 The recorded git source is kept (reference_ops record opgen's public repository, never a
 machine path) and the version becomes this opgen's, `v<version>`: a stable value, where
@@ -79,7 +80,10 @@ def users_files(data: dict):
 
     config = yaml.safe_load((template_root()[0] / "copier.yml").read_text())
     patterns = [jinja2.Template(p).render(**data) for p in config.get("_skip_if_exists", [])]
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns).match_file
+    try:  # copier's own matching: "gitignore" patterns from pathspec 1.0 on
+        return pathspec.PathSpec.from_lines("gitignore", patterns).match_file
+    except KeyError:
+        return pathspec.PathSpec.from_lines("gitwildmatch", patterns).match_file
 
 
 def compare(rendered: Path, project: Path, skipped=lambda path: False) -> Drift:

@@ -6,19 +6,26 @@ One project of two custom ops is built once (module fixture) and reused.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from opgen.answers import collect_op, options_of
-from opgen.spec import SpecError
+from opgen.cli import main
 
 from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests, tree
-from .test_update import commit_as_generated, git, opgen_from_checkout, set_version
-from .test_update import template_repo  # noqa: F401  (a fixture)
+from .test_update import (
+    commit_as_generated,
+    git,
+    opgen_from_checkout,
+    set_version,
+    template_repo,  # noqa: F401  (a fixture)
+)
 
 GATHER = ["--kind", "custom", "--signature", "x: Tensor, index: Tensor[int64], scale: float = 1.0",
           "--returns", "out: (index.size(0), x.size(1))", "--gradients", "x"]
@@ -34,7 +41,7 @@ MIXED = ["--kind", "custom", "--signature",
 
 def given(args: list[str]) -> dict:
     """The collect_op answers of command-line options."""
-    pairs = dict(zip(args[::2], args[1::2]))
+    pairs = dict(zip(args[::2], args[1::2], strict=True))
     return {key[2:].replace("-", "_"): value for key, value in pairs.items()} | (
         {"dtypes": pairs["--dtypes"].split(",")} if "--dtypes" in pairs else {})
 
@@ -80,7 +87,8 @@ SIG = "x: Tensor, index: Tensor[int64, 1], scale: float = 1.0"
     (["--signature", SIG, "--returns", "out: like x", "--gradients", "index"],
      "only tensors of the op's (floating) dtype get gradients"),
     (["--signature", SIG, "--returns", "out: like x", "--gradients", "q"], "'q' is not a tensor argument"),
-    (["--signature", SIG, "--returns", "out: like index", "--gradients", "x"], "no output has the op's dtype"),
+    (["--signature", SIG, "--returns", "out: like index", "--gradients", "x"],
+     "no output has the op's dtype"),
     (["--signature", "x: Tensor, grad_out: Tensor", "--returns", "out: like x", "--gradients", "x"],
      "'grad_out' is also the name of the backward op's gradient"),
     (["--signature", SIG, "--returns", "out: like x", "--gradients", "x", "--dtypes", "uint8"],
@@ -115,7 +123,6 @@ def test_user_files_are_listed_for_copier_to_skip(tmp_path):
 
 def test_generated_python_passes_ruff(tmp_path):
     project = render(tmp_path, "lib", "--op", "gather", *GATHER)
-    from opgen.cli import main
     with pytest.raises(SystemExit) as exit_:
         main(["add", "mixed", "-p", str(project), "--defaults", *MIXED])
     assert exit_.value.code in (0, None)
@@ -127,7 +134,6 @@ def test_generated_python_passes_ruff(tmp_path):
 @pytest.fixture(scope="module")
 def built(python, projects) -> Path:
     """A project of two custom ops (gather, mixed), built once; CUDA compiled where nvcc is."""
-    from opgen.cli import main
     project = render(projects, "customs", "--op", "gather", *GATHER)
     with pytest.raises(SystemExit) as exit_:
         main(["add", "mixed", "-p", str(project), "--defaults", *MIXED])
@@ -159,7 +165,8 @@ def test_a_wrong_cpu_kernel_or_gradient_fails_the_generated_tests(python, built)
     forward, gradient = built / "csrc" / "gather_cpu.h", built / "csrc" / "mixed_cpu.h"
     kept = [(forward, edit(forward, "v = v * static_cast<A>(s.scale);",
                            "v = v * static_cast<A>(s.scale) * A(1.001);")),
-            (gradient, edit(gradient, "g = g * static_cast<A>(s.w);", "g = g * static_cast<A>(s.w) * A(1.01);"))]
+            (gradient, edit(gradient, "g = g * static_cast<A>(s.w);",
+                            "g = g * static_cast<A>(s.w) * A(1.01);"))]
     try:
         pip_install(python, built, TORCH_CUDA_ARCH_LIST="9.0")
         wrong_forward = run_project_tests(python, built, "tests/test_gather.py")
@@ -276,3 +283,18 @@ def test_update_without_skip_if_exists_would_merge_into_the_users_files(template
     release_v2_of_the_custom_templates(template_repo)
     assert opgen_from_checkout(template_repo, "update", str(project), cwd=tmp_path).returncode == 0
     assert "YOURS (template v2)" in (project / "csrc" / "gather_cuda.cuh").read_text()
+
+
+def test_regen_checks_a_custom_ops_glue_and_leaves_the_users_files(tmp_path):
+    # reference_ops/embedding_bag: its three files are written by hand, the rest rendered.
+    project = tmp_path / "embedding_bag"
+    shutil.copytree(Path(__file__).parent.parent / "reference_ops" / "embedding_bag", project)
+    glue, mine = project / "csrc" / "embedding_bag.cpp", project / "csrc" / "embedding_bag_cpu.h"
+    rendered = edit(glue, "#include", "// a hand edit\n#include")
+    edit(mine, "#pragma once", "#pragma once\n// more of mine")
+    edited = mine.read_text()
+    check = CliRunner().invoke(main, ["regen", "--check", str(project)])
+    assert check.exit_code == 1
+    assert f"{glue}: differs from the template" in check.output and str(mine) not in check.output
+    assert CliRunner().invoke(main, ["regen", str(project)]).exit_code == 0
+    assert glue.read_text() == rendered and mine.read_text() == edited
