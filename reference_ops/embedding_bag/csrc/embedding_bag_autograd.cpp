@@ -100,8 +100,11 @@ class EmbeddingBagFunctionBackward
 at::Tensor forward_autograd(const at::Tensor& weight, const at::Tensor& indices,
                             const at::Tensor& offsets) {
   // Nothing to record (no input requires grad, or grad mode is off): straight to the
-  // kernel, as torch's own ops do.
-  if (!torch::autograd::compute_requires_grad(weight, indices, offsets)) {
+  // kernel, as torch's own ops do. A forward-mode tangent goes to apply, whose error says
+  // forward AD is not implemented, instead of being dropped.
+  if (!torch::autograd::compute_requires_grad(weight, indices, offsets) &&
+      !weight._fw_grad(/*level=*/0).defined() && !indices._fw_grad(/*level=*/0).defined() &&
+      !offsets._fw_grad(/*level=*/0).defined()) {
     return kernels::forward(weight, indices, offsets);
   }
   return EmbeddingBagFunction::apply(Arguments{weight, indices, offsets}, weight, indices,
