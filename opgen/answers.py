@@ -68,8 +68,9 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
     defaults = kind.defaults(answers) if hasattr(kind, "defaults") else kind.DEFAULTS
     settle("signature", defaults["signature"],
            "the Python arguments, e.g. 'x: Tensor, alpha: float = 2.0'")
-    params = parse_signature(answers["signature"])
-    answers["signature"] = canonical_signature(params)
+    # A kind may read a richer signature of its own (custom: 'index: Tensor[int64]').
+    params = getattr(kind, "parse_signature", parse_signature)(answers["signature"])
+    answers["signature"] = getattr(kind, "signature_text", canonical_signature)(params)
     if name in {p["name"] for p in params}:
         raise SpecError(f"--signature {answers['signature']!r}: an argument has the op's name "
                         f"{name!r}; rename it")
@@ -96,12 +97,13 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
 
 def options_of(record: dict[str, Any]) -> dict[str, Any]:
     """The command-line answers an op record was made from: collect_op(them) gives it back."""
+    kind = KINDS[record["kind"]]
     given = {
         "kind": record["kind"],
-        "signature": canonical_signature(record["params"]),
+        "signature": getattr(kind, "signature_text", canonical_signature)(record["params"]),
         "reference": record["reference"],
         "backward": record["backward"],
         "dtypes": record["dtypes"],
         "out_dtype": record["out_dtype"],
     }
-    return {**given, **KINDS[record["kind"]].options(record)}
+    return {**given, **kind.options(record)}

@@ -74,6 +74,9 @@ Examples:
       --reductions "ss = sum(x * x)" --forward "x / sqrt(ss)" \\
       --reference "x / x.norm(dim=-1, keepdim=True)" \\
       --grad-reductions "gy = sum(grad * y)" --gradients "x: (grad - y * gy) / sqrt(ss)"
+  opgen new my_gather --defaults --kind custom \\
+      --signature "x: Tensor, index: Tensor[int64], scale: float = 1.0" \\
+      --returns "out: (index.size(0), x.size(1))" --gradients x
 """
 
 
@@ -88,14 +91,16 @@ def op_options(command):
                           f"(default: {','.join(FLOAT_DTYPES)})."),
         click.option("--signature", metavar="ARGS",
                      help="Python arguments: tensors (they broadcast) and float, int or bool scalars, e.g. "
-                          "'x: Tensor, alpha: float = 2.0'."),
+                          "'x: Tensor, alpha: float = 2.0'; custom ops' tensors may carry a dtype and "
+                          "a number of dimensions, e.g. 'index: Tensor[int64, 1]'."),
         click.option("--forward", metavar="EXPR",
                      help="C++ expression for one output element, e.g. 'alpha * x'."),
         click.option("--reference", metavar="EXPR",
                      help="The op as a PyTorch expression, for the tests (default: --forward)."),
         click.option("--gradients", metavar="GRADS",
                      help="'input: C++ expression' for every tensor input, ';'-separated, using grad, "
-                          "e.g. 'x: alpha * grad; mask: non_differentiable'."),
+                          "e.g. 'x: alpha * grad; mask: non_differentiable'. Custom ops: the tensors "
+                          "that get gradients, e.g. 'x, weight'."),
         click.option("--channels", metavar="NAMES",
                      help="Pixel ops: the channels of the image's last dimension, e.g. 'r, g, b'."),
         click.option("--preset", type=click.Choice(list(rowwise.PRESETS)),
@@ -108,6 +113,9 @@ def op_options(command):
         click.option("--grad-reductions", metavar="REDS",
                      help="Rowwise ops: the backward's per-row reductions, over grad and y (the output), "
                           "e.g. 'gy = sum(grad * y)'."),
+        click.option("--returns", metavar="OUTS",
+                     help="Custom ops: each output and its shape, ';'-separated, as 'like <tensor>' or "
+                          "a tuple of sizes, e.g. 'out: (index.size(0), x.size(1)); mask: like x'."),
         click.option("--out-dtype", type=click.Choice(DTYPES),
                      help="The output's dtype (default: the inputs')."),
         click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd."),
@@ -125,7 +133,8 @@ def given_answers(options: dict) -> dict:
         fail("--gradients and --no-backward contradict each other; drop one")
     given = {key: options[key] for key in ("kind", "signature", "forward", "reference", "gradients",
                                            "channels", "preset", "columns", "reductions",
-                                           "grad_reductions", "out_dtype") if options[key] is not None}
+                                           "grad_reductions", "returns", "out_dtype")
+             if options[key] is not None}
     if options["dtypes"] is not None:
         given["dtypes"] = parse_dtypes(options["dtypes"])
         try:

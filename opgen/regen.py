@@ -1,9 +1,11 @@
 """`opgen regen`: re-render generated projects from their recorded answers.
 
 reference_ops/ holds projects that must be exactly what the template renders, with no
-hand edits. `regen` renders each one again from its .copier-answers.yml; with `check`
-it changes nothing and reports every file that differs, so CI catches a template change
-whose projects were not re-rendered, or a hand edit.
+hand edits but in the files the template leaves to the user (a custom op's kernel,
+CPU code and reference: copier.yml's _skip_if_exists). `regen` renders each one again
+from its .copier-answers.yml; with `check` it changes nothing and reports every file that
+differs, so CI catches a template change whose projects were not re-rendered, or a hand
+edit.
 
 The recorded git source is kept (reference_ops record opgen's public repository, never a
 machine path) and the version becomes this opgen's, `v<version>`: a stable value, where
@@ -58,7 +60,7 @@ def regen(project: Path, *, check: bool) -> Drift:
     with tempfile.TemporaryDirectory(prefix=".opgen-regen-") as tmp:
         rendered = Path(tmp) / "project"
         render(data, rendered, recorded=recorded)
-        drift = compare(rendered, project)
+        drift = compare(rendered, project, users_files(data))
         if not check:
             for relative in drift.changed + drift.missing:
                 destination = project / relative
@@ -67,13 +69,32 @@ def regen(project: Path, *, check: bool) -> Drift:
     return drift
 
 
-def compare(rendered: Path, project: Path) -> Drift:
+def users_files(data: dict):
+    """Whether a path is one of the user's own files (copier.yml's _skip_if_exists: a custom
+    op's kernel, CPU code and reference), which copier renders only where they are missing."""
+    import jinja2
+    import pathspec
+    import yaml
+
+    from .template_source import template_root
+
+    config = yaml.safe_load((template_root()[0] / "copier.yml").read_text())
+    patterns = [jinja2.Template(p).render(**data) for p in config.get("_skip_if_exists", [])]
+    try:  # copier's own matching: "gitignore" patterns from pathspec 1.0 on
+        return pathspec.PathSpec.from_lines("gitignore", patterns).match_file
+    except KeyError:
+        return pathspec.PathSpec.from_lines("gitwildmatch", patterns).match_file
+
+
+def compare(rendered: Path, project: Path, skipped=lambda path: False) -> Drift:
     drift = Drift(project)
     produced = {str(p.relative_to(rendered)) for p in rendered.rglob("*") if p.is_file()}
     for relative in sorted(produced):
         existing = project / relative
         if not existing.is_file():
             drift.missing.append(relative)
+        elif skipped(relative):
+            continue  # the user's: what they wrote is the project, as copier update keeps it
         elif existing.read_bytes() != (rendered / relative).read_bytes():
             drift.changed.append(relative)
     drift.extra = sorted(tracked_files(project) - produced)

@@ -43,6 +43,10 @@ DOCUMENTED_CALLS = {
     # Two inputs and a transcendental function: SwiGLU's product.
     "silu_mul": ("x, y = torch.randn(1000), torch.randn(1000)", "silu_mul(x, y)",
                  "torch.nn.functional.silu(x) * y"),
+    # A custom op (the kernels are the user's): sum-mode embedding bags, as PyTorch's.
+    "embedding_bag": ("w = torch.randn(10, 3); i = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]); "
+                      "o = torch.tensor([0, 4, 4])", "embedding_bag(w, i, o)",
+                      "torch.nn.functional.embedding_bag(i, w, o, mode='sum')"),
 }
 # The project that holds several of them in one package and library.
 SEVERAL = {"several_ops": [DOCUMENTED_CALLS[op] for op in ("relu", "fused_axpby", "matmul")]}
@@ -134,7 +138,8 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
 FOREIGN_WORDS = {"elementwise": r"pixel|matmul|channel(?!s_last)|rowwise|reduction",
                  "pixel": r"matmul|elementwise|rowwise|reduction",
                  "matmul": r"pixel|channel(?!s_last)|elementwise|_math\.h|rowwise|reduction",
-                 "rowwise": r"pixel|matmul|channel(?!s_last)|elementwise"}
+                 "rowwise": r"pixel|matmul|channel(?!s_last)|elementwise",
+                 "custom": r"pixel|matmul|channel(?!s_last)|elementwise|rowwise"}
 
 
 @pytest.mark.parametrize("op", DOCUMENTED_CALLS)  # projects of one op, so of one kind

@@ -19,14 +19,18 @@ and may define:
     defaults(answers) -> dict: DEFAULTS chosen from the answers given so far (rowwise
         takes its preset's signature).
     NOT_INLINE: why `opgen new --inline` cannot hold an op of this kind.
+    parse_signature(text) -> params, signature_text(params) -> text: a signature syntax of
+        its own (custom: 'index: Tensor[int64, 1]'), in place of spec.parse_signature and
+        spec.canonical_signature.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from . import elementwise, matmul, pixel, rowwise
+from . import custom, elementwise, matmul, pixel, rowwise
 
-KINDS: dict[str, ModuleType] = {module.NAME: module for module in (elementwise, pixel, matmul, rowwise)}
+KINDS: dict[str, ModuleType] = {module.NAME: module
+                                for module in (elementwise, pixel, matmul, rowwise, custom)}
 # Options some kind takes; a kind that does not take one refuses it with its reason.
 KIND_OPTIONS = frozenset().union(*(module.OPTIONS for module in KINDS.values()))
