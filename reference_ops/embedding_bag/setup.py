@@ -68,7 +68,7 @@ def extensions():
             CppExtension(
                 f"{NAME}._C",
                 CPP_SOURCES,
-                extra_compile_args={"cxx": toolchain.CXX_FLAGS},
+                extra_compile_args={"cxx": toolchain.cxx_flags()},
                 extra_link_args=toolchain.link_flags(),
                 py_limited_api=True,
             )
@@ -78,7 +78,7 @@ def extensions():
             f"{NAME}._C",
             [*CPP_SOURCES, *CUDA_SOURCES],
             define_macros=[("WITH_CUDA", None)],
-            extra_compile_args={"cxx": toolchain.CXX_FLAGS, "nvcc": nvcc_flags(toolchain)},
+            extra_compile_args={"cxx": toolchain.cxx_flags(), "nvcc": nvcc_flags(toolchain)},
             extra_link_args=toolchain.link_flags(),
             py_limited_api=True,
         )

@@ -53,9 +53,10 @@ def load() -> bool:
     from torch.utils import cpp_extension  # after prepare_cuda has set CUDA_HOME
 
     with_cuda = cuda_home is not None
+    cxx_flags = _toolchain.cxx_flags()
     key = hashlib.sha256("\n".join([
         torch.__version__, str(torch.version.cuda), arch_list, str(with_cuda),
-        repr(_toolchain.CXX_FLAGS), repr(NVCC_FLAGS), str(CSRC),
+        repr(cxx_flags), repr(NVCC_FLAGS), str(CSRC),
     ]).encode()).hexdigest()[:16]
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
@@ -72,7 +73,7 @@ def load() -> bool:
         cpp_extension.load(
             name="embedding_bag_jit",
             sources=[str(source) for source in sources],
-            extra_cflags=_toolchain.CXX_FLAGS + defines,
+            extra_cflags=cxx_flags + defines,
             extra_cuda_cflags=NVCC_FLAGS + defines,
             extra_ldflags=_toolchain.link_flags(),
             extra_include_paths=[str(CSRC)],

@@ -13,6 +13,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 # The package this file is in: the op project's name, for messages.
@@ -208,9 +209,42 @@ def loaded_library(name: str) -> Path | None:
 
 
 def link_flags() -> list[str]:
-    """Extra linker inputs for the extension: torch's libstdc++.so.6, where torch loaded one."""
+    """Extra linker inputs for the extension: torch's libstdc++.so.6, where torch loaded one,
+    and torch's OpenMP runtime where the C++ is compiled with OpenMP (see cxx_flags)."""
     library = loaded_library(SHARED_LIBSTDCXX)
-    return [str(library)] if library else []
+    openmp = loaded_library(GNU_OPENMP) if openmp_flags() else None
+    return [str(path) for path in (library, openmp) if path]
+
+
+# --- OpenMP: the CPU loops on every core ---------------------------------------------------
+#
+# at::parallel_for splits a loop over torch's threads only in code compiled with OpenMP:
+# torch's header runs it on one thread otherwise, and every CPU kernel of the package would
+# use one core. -fopenmp compiles the split in; the runtime it calls is the one torch loaded
+# (GNU's libgomp, under whatever name torch's wheel gives it), named on the link line as
+# libstdc++ is, so that the process has one thread pool. Where torch runs no libgomp (a build
+# with another threading), or the compiler is clang (whose OpenMP calls another runtime), the
+# loops stay on one thread rather than risk a second runtime.
+
+GNU_OPENMP = "libgomp"
+
+
+def openmp_flags() -> list[str]:
+    """["-fopenmp"] where torch loaded libgomp and the C++ compiler is GCC; else []."""
+    if loaded_library(GNU_OPENMP) is None:
+        return []
+    compiler = os.environ.get("CXX", "").strip() or sysconfig.get_config_var("CXX") or "c++"
+    try:
+        version = subprocess.run([*shlex.split(compiler), "--version"], capture_output=True,
+                                 text=True, timeout=60).stdout
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return []
+    return ["-fopenmp"] if "clang" not in version.lower() else []
+
+
+def cxx_flags() -> list[str]:
+    """The flags the C++ files compile with: CXX_FLAGS, and OpenMP where it is torch's."""
+    return CXX_FLAGS + openmp_flags()
 
 
 def needed_libraries(library: Path) -> list[str]:
