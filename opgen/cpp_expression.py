@@ -47,6 +47,10 @@ MATH_FUNCTIONS: dict[str, int] = {
     "fma": 3,
     "clamp": 3,
 }
+# Math functions that cost tens of instructions per value (a polynomial, a series): where a
+# formula calls them, each element takes about ten times longer than an add.
+COSTLY_FUNCTIONS = frozenset("""exp exp2 expm1 log log2 log10 log1p cbrt sin cos tan asin acos atan
+    sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma pow hypot atan2 fmod""".split())
 # The float-suffixed C names (expf, fminf, ...): the same functions, written generically.
 SUFFIXED = {f"{name}f": name for name in MATH_FUNCTIONS if name not in ("abs", "min", "max", "clamp")}
 # acc_t(...) converts to the accumulation type: acc_t(0.5) keeps float math in float.
@@ -449,4 +453,9 @@ def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] |
     # mask (Lanes) needs.
     cpp = _acc(node)
     return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used)
+
+
+def costly_calls(cpp: str) -> int:
+    """How many calls of COSTLY_FUNCTIONS the C++ of a formula makes."""
+    return sum(name in COSTLY_FUNCTIONS for name in re.findall(r"\b(\w+)\(", cpp))
 

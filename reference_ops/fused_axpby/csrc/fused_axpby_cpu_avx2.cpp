@@ -47,7 +47,6 @@ void backward_avx2(const scalar_t* grad, int64_t grad_step, const GradReads<cons
     const int64_t width = std::min(L::size(), count - i);
     const L g = CpuVec::load<acc_t>(grad + i * grad_step, grad_step, width);
     CpuVec::store(grads.x + i, grad_wrt_x<L>(g, s_lanes.a), width);
-    CpuVec::store(grads.b + i, grad_wrt_b<L>(g, s_lanes.a), width);
   }
 }
 

@@ -34,20 +34,6 @@ void forward_avx2(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& 
   }
 }
 
-template <typename scalar_t>
-void backward_avx2(const scalar_t* grad, int64_t grad_step, const GradReads<const scalar_t*>& data,
-                   const GradReads<int64_t>& step, const Grads<scalar_t*>& grads, int64_t count,
-                   const Scalars<double>& s) {
-  using acc_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-  using L = CpuVec::Lanes<acc_t>;
-  for (int64_t i = 0; i < count; i += L::size()) {
-    const int64_t width = std::min(L::size(), count - i);
-    const L g = CpuVec::load<acc_t>(grad + i * grad_step, grad_step, width);
-    CpuVec::store(grads.a + i, grad_wrt_a<L>(g), width);
-    CpuVec::store(grads.b + i, grad_wrt_b<L>(g), width);
-  }
-}
-
 // The dtypes csrc/vector_add.cpp dispatches to.
 template void forward_avx2<float, float>(const Tensors<const float*>&, const Tensors<int64_t>&,
                                          float*, int64_t, const Scalars<double>&);
@@ -59,19 +45,5 @@ template void forward_avx2<c10::Half, c10::Half>(const Tensors<const c10::Half*>
 template void forward_avx2<c10::BFloat16, c10::BFloat16>(const Tensors<const c10::BFloat16*>&,
                                                          const Tensors<int64_t>&, c10::BFloat16*,
                                                          int64_t, const Scalars<double>&);
-template void backward_avx2<float>(const float*, int64_t, const GradReads<const float*>&,
-                                   const GradReads<int64_t>&, const Grads<float*>&, int64_t,
-                                   const Scalars<double>&);
-template void backward_avx2<double>(const double*, int64_t, const GradReads<const double*>&,
-                                    const GradReads<int64_t>&, const Grads<double*>&, int64_t,
-                                    const Scalars<double>&);
-template void backward_avx2<c10::Half>(const c10::Half*, int64_t,
-                                       const GradReads<const c10::Half*>&,
-                                       const GradReads<int64_t>&, const Grads<c10::Half*>&, int64_t,
-                                       const Scalars<double>&);
-template void backward_avx2<c10::BFloat16>(const c10::BFloat16*, int64_t,
-                                           const GradReads<const c10::BFloat16*>&,
-                                           const GradReads<int64_t>&, const Grads<c10::BFloat16*>&,
-                                           int64_t, const Scalars<double>&);
 
 }  // namespace vector_add
