@@ -25,11 +25,10 @@ void forward_avx2(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& 
       std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double,
                          float>;
   using L = CpuVec::Lanes<acc_t>;
-  for (int64_t i = 0; i < count; i += L::size()) {
-    const int64_t width = std::min(L::size(), count - i);  // fewer at the end
+  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
     CpuVec::store(out + i, forward<L>(CpuVec::load<acc_t>(data.x + i * step.x, step.x, width)),
                   width);
-  }
+  });
 }
 
 template <typename scalar_t>
@@ -38,12 +37,11 @@ void backward_avx2(const scalar_t* grad, int64_t grad_step, const GradReads<cons
                    const Scalars<double>& s) {
   using acc_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
   using L = CpuVec::Lanes<acc_t>;
-  for (int64_t i = 0; i < count; i += L::size()) {
-    const int64_t width = std::min(L::size(), count - i);
+  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
     const L g = CpuVec::load<acc_t>(grad + i * grad_step, grad_step, width);
     const GradReads<L> read{CpuVec::load<acc_t>(data.x + i * step.x, step.x, width)};
     CpuVec::store(grads.x + i, grad_wrt_x<L>(g, read.x), width);
-  }
+  });
 }
 
 // The dtypes csrc/gelu.cpp dispatches to.

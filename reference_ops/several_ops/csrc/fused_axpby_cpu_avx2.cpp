@@ -27,13 +27,12 @@ void forward_avx2(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& 
   using L = CpuVec::Lanes<acc_t>;
   // The float scalars in every lane; int and bool ones as they are.
   const Scalars<L> s_lanes{L(s.a)};
-  for (int64_t i = 0; i < count; i += L::size()) {
-    const int64_t width = std::min(L::size(), count - i);  // fewer at the end
+  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
     CpuVec::store(out + i,
                   forward<L>(s_lanes.a, CpuVec::load<acc_t>(data.x + i * step.x, step.x, width),
                              CpuVec::load<acc_t>(data.b + i * step.b, step.b, width)),
                   width);
-  }
+  });
 }
 
 template <typename scalar_t>
@@ -43,11 +42,10 @@ void backward_avx2(const scalar_t* grad, int64_t grad_step, const GradReads<cons
   using acc_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
   using L = CpuVec::Lanes<acc_t>;
   const Scalars<L> s_lanes{L(s.a)};
-  for (int64_t i = 0; i < count; i += L::size()) {
-    const int64_t width = std::min(L::size(), count - i);
+  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
     const L g = CpuVec::load<acc_t>(grad + i * grad_step, grad_step, width);
     CpuVec::store(grads.x + i, grad_wrt_x<L>(g, s_lanes.a), width);
-  }
+  });
 }
 
 // The dtypes csrc/fused_axpby.cpp dispatches to.

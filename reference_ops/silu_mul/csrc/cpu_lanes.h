@@ -27,17 +27,26 @@
 #define CPU_CAPABILITY_AVX2
 #endif
 
+// GCC builds some of at::vec's Vectorized<BFloat16> without the target (see to_float) and
+// says so (-Wpsabi); nothing here calls those.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
 #include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
+#pragma GCC diagnostic pop
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 // CamelCase, as no op name is (they are snake_case): an op's namespace never merges with this one.
 namespace CpuVec {
+// Internal to each file that includes it: no function here is shared with (or taken from)
+// another file, whatever ISA that one is compiled for, and none is called through the PLT.
+namespace {
 
 template <typename T>
 using Vec = at::vec::Vectorized<T>;
@@ -258,44 +267,95 @@ Lanes<T> fma(const Lanes<T>& a, const Lanes<T>& b, const Lanes<T>& c) {
 template <typename T>
 constexpr bool is_reduced_float = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
 
-// Lanes<acc_t>::size() elements (`count` of them, fewer at the end of a range) from p, one
-// every `step` (1: consecutive, 0: one value for all, as a broadcast input), in acc_t.
-template <typename acc_t, typename scalar_t>
-Lanes<acc_t> load(const scalar_t* p, int64_t step, int64_t count) {
-  constexpr int64_t kSize = Lanes<acc_t>::size();
-  if (step == 1 && count == kSize) {
-    if constexpr (std::is_same_v<scalar_t, acc_t>) {
-      return {Vec<acc_t>::loadu(p), Vec<acc_t>::loadu(p + Vec<acc_t>::size())};
-    } else if constexpr (is_reduced_float<scalar_t> && std::is_same_v<acc_t, float>) {
-      static_assert(Vec<scalar_t>::size() == kSize, "a 16-bit vector holds both halves");
-      const auto [lo, hi] = at::vec::convert_to_float<scalar_t>(Vec<scalar_t>::loadu(p));
-      return {lo, hi};
-    }
+// 16 half or bfloat16 values to Lanes<float> and back. With AVX2, by at::vec's conversions
+// on the registers: its Vectorized<BFloat16> and <Half> take their constructors from a class
+// template, which GCC compiles without the file's target (not inlined, and another ABI).
+template <typename T>
+[[gnu::always_inline]] inline Lanes<float> to_float(const T* p) {
+#if defined(CPU_CAPABILITY_AVX2)
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  __m256 lo, hi;
+  if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    at::vec::cvtbf16_fp32(bits, lo, hi);
+  } else {
+    at::vec::cvtfp16_fp32(bits, lo, hi);
   }
-  if (step == 0) return Lanes<acc_t>(static_cast<acc_t>(*p));
-  __at_align__ acc_t values[kSize] = {};
+  return {Vec<float>(lo), Vec<float>(hi)};
+#else
+  const auto [lo, hi] = at::vec::convert_to_float<T>(Vec<T>::loadu(p));
+  return {lo, hi};
+#endif
+}
+template <typename T>
+[[gnu::always_inline]] inline void from_float(T* p, const Lanes<float>& v) {
+#if defined(CPU_CAPABILITY_AVX2)
+  const __m256i bits = std::is_same_v<T, c10::BFloat16> ? at::vec::cvtfp32_bf16(v.lo, v.hi)
+                                                        : at::vec::cvtfp32_fp16(v.lo, v.hi);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
+#else
+  at::vec::convert_from_float<T>(v.lo, v.hi).store(p);
+#endif
+}
+
+// The elements load() and store() take one by one: the last ones of a range, and those of
+// a tensor read every `step` elements. Apart, so that the whole vectors' path is inlined.
+template <typename acc_t, typename scalar_t>
+[[gnu::noinline]] Lanes<acc_t> load_each(const scalar_t* p, int64_t step, int64_t count) {
+  __at_align__ acc_t values[Lanes<acc_t>::size()] = {};
   for (int64_t j = 0; j < count; ++j) values[j] = static_cast<acc_t>(p[j * step]);
   return {Vec<acc_t>::loadu(values), Vec<acc_t>::loadu(values + Vec<acc_t>::size())};
 }
-
-// The first `count` lanes of v to p, consecutive, as out_t.
 template <typename out_t, typename acc_t>
-void store(out_t* p, const Lanes<acc_t>& v, int64_t count) {
-  constexpr int64_t kSize = Lanes<acc_t>::size();
-  if (count == kSize) {
-    if constexpr (std::is_same_v<out_t, acc_t>) {
-      v.lo.store(p);
-      v.hi.store(p + Vec<acc_t>::size());
-      return;
-    } else if constexpr (is_reduced_float<out_t> && std::is_same_v<acc_t, float>) {
-      at::vec::convert_from_float<out_t>(v.lo, v.hi).store(p);
-      return;
-    }
-  }
-  __at_align__ acc_t values[kSize];
+[[gnu::noinline]] void store_each(out_t* p, const Lanes<acc_t>& v, int64_t count) {
+  __at_align__ acc_t values[Lanes<acc_t>::size()];
   v.lo.store(values);
   v.hi.store(values + Vec<acc_t>::size());
   for (int64_t j = 0; j < count; ++j) p[j] = static_cast<out_t>(values[j]);
 }
 
+// Lanes<acc_t>::size() elements (`count` of them, fewer at the end of a range) from p, one
+// every `step` (1: consecutive, 0: one value for all, as a broadcast input), in acc_t.
+template <typename acc_t, typename scalar_t>
+[[gnu::always_inline]] inline Lanes<acc_t> load(const scalar_t* p, int64_t step, int64_t count) {
+  if (step == 1 && count == Lanes<acc_t>::size()) {
+    if constexpr (std::is_same_v<scalar_t, acc_t>) {
+      return {Vec<acc_t>::loadu(p), Vec<acc_t>::loadu(p + Vec<acc_t>::size())};
+    } else if constexpr (is_reduced_float<scalar_t> && std::is_same_v<acc_t, float>) {
+      return to_float(p);
+    }
+  }
+  if (step == 0) return Lanes<acc_t>(static_cast<acc_t>(*p));
+  return load_each<acc_t>(p, step, count);
+}
+
+// The first `count` lanes of v to p, consecutive, as out_t.
+template <typename out_t, typename acc_t>
+[[gnu::always_inline]] inline void store(out_t* p, const Lanes<acc_t>& v, int64_t count) {
+  if (count == Lanes<acc_t>::size()) {
+    if constexpr (std::is_same_v<out_t, acc_t>) {
+      v.lo.store(p);
+      v.hi.store(p + Vec<acc_t>::size());
+      return;
+    } else if constexpr (is_reduced_float<out_t> && std::is_same_v<acc_t, float>) {
+      return from_float(p, v);
+    }
+  }
+  store_each(p, v, count);
+}
+
+// f(i, width) for the vectors of `count` elements: i = 0, size, 2 size, ..., and width the
+// elements of each (size but at the end). Two whole vectors a step: two chains of work that
+// the CPU overlaps, and half the loop's own instructions.
+template <typename L, typename F>
+[[gnu::always_inline]] inline void for_each_vector(int64_t count, const F& f) {
+  constexpr int64_t kSize = L::size();
+  int64_t i = 0;
+  for (; i + 2 * kSize <= count; i += 2 * kSize) {
+    f(i, kSize);
+    f(i + kSize, kSize);
+  }
+  for (; i < count; i += kSize) f(i, std::min(kSize, count - i));
+}
+
+}  // namespace
 }  // namespace CpuVec

@@ -25,13 +25,12 @@ void forward_avx2(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& 
       std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>, double,
                          float>;
   using L = CpuVec::Lanes<acc_t>;
-  for (int64_t i = 0; i < count; i += L::size()) {
-    const int64_t width = std::min(L::size(), count - i);  // fewer at the end
+  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
     CpuVec::store(out + i,
                   forward<L>(CpuVec::load<acc_t>(data.a + i * step.a, step.a, width),
                              CpuVec::load<acc_t>(data.b + i * step.b, step.b, width)),
                   width);
-  }
+  });
 }
 
 // The dtypes csrc/vector_add.cpp dispatches to.
