@@ -30,7 +30,8 @@ CPP_CONSTANTS = (
 INLINE_TEMPLATE = "templates/kinds/common/inline.py.jinja"
 # Files of a project that the inline file builds without (its C++ is one file, and the AVX2
 # loops need one of their own), and how its comments speak of them instead.
-ABSENT_FILES = (("csrc/{op}_cpu_avx2.cpp", "a project's AVX2 file"),)
+ABSENT_FILES = (("csrc/{op}_cpu_avx2.cpp", "a project's AVX2 file"),
+                ("csrc/cpu_lanes.h", "in a project's AVX2 loops"))
 
 
 def cpp_source(text: str) -> str:

@@ -6,7 +6,10 @@
 // float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
 // rather than 0.5 (a double) so that float math stays in float. The C math functions
 // (exp, log, tanh, fmax, ...) and min, max and clamp work here on the host and on the
-// device.
+// device. On a CPU with AVX2, acc_t is also Lanes<float> (16 values at once,
+// csrc/cpu_lanes.h): there a comparison of floating values is a mask, so pick with
+// where(x > acc_t(0), a, b), not x > 0 ? a : b, and write acc_t(n) for an int that meets a
+// float.
 #pragma once
 
 #include <cmath>
