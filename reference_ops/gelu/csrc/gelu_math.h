@@ -97,8 +97,8 @@ GELU_HOST_DEVICE T clamp(T v, T low, T high) {
 }
 
 // where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
-// the condition is on floating values: in the CPU's AVX2 loops of elementwise ops those are
-// masks of 16 lanes, which `?:` cannot take (their Lanes type overloads where).
+// the condition is on floating values, so that the same text also compiles for vectors of
+// values, whose comparisons give masks that `?:` cannot take.
 template <typename T>
 GELU_HOST_DEVICE T where(bool c, T a, T b) {
   return c ? a : b;
