@@ -6,6 +6,7 @@ nothing from the package and torch only where a function takes it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -231,6 +232,7 @@ def link_flags() -> list[str]:
 GNU_OPENMP = "libgomp"
 
 
+@functools.cache  # the compiler runs once per build, not for each flag list that needs this
 def openmp_flags() -> list[str]:
     """["-fopenmp"] where torch loaded libgomp and the C++ compiler is GCC; else []."""
     if loaded_library(GNU_OPENMP) is None:
