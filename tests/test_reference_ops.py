@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -50,6 +51,10 @@ DOCUMENTED_CALLS = {
 }
 # The project that holds several of them in one package and library.
 SEVERAL = {"several_ops": [DOCUMENTED_CALLS[op] for op in ("relu", "fused_axpby", "matmul")]}
+# A small run of one op's benchmark per kind, with --profile: the arguments that make it small.
+BENCHMARK_ARGS = {"relu": ["--log2", "10"], "rgb_to_gray": ["--log2", "10"],
+                  "matmul": ["--max-size", "256"], "rms_norm": ["--shapes", "64x256"],
+                  "embedding_bag": ["--sizes", "1024"]}
 # Integer results may truncate one below where the float expression rounds differently;
 # sums of products accumulate in another order than PyTorch's.
 TOLERANCES = {"rgb_to_gray": ", atol=1, rtol=0", "matmul": ", atol=1e-4, rtol=1e-4",
@@ -127,12 +132,27 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
         # of the same name would shadow the editable install as a namespace package.
         run = subprocess.run([str(python), "-c", code], cwd=project, capture_output=True, text=True)
         assert run.stdout.strip() == "ok", run.stderr
+    if op in BENCHMARK_ARGS:  # on the CPU: what runs here; on CUDA, gpu_suite.py runs them
+        check_benchmark_profile(python, project, op, BENCHMARK_ARGS[op])
     # Every Python snippet of the project's README runs as printed.
     snippets = re.findall(r"```python\n(.*?)```", (project / "README.md").read_text(), re.S)
     assert snippets
     for snippet in snippets:
         run = subprocess.run([str(python), "-c", snippet], cwd=project, capture_output=True, text=True)
         assert run.returncode == 0, snippet + run.stderr[-2000:]
+
+
+def check_benchmark_profile(python: Path, project: Path, op: str, size_args: list[str]) -> None:
+    """The benchmark runs, and with --profile prints the profiled kernels and writes a trace
+    in which each candidate's calls are a named range."""
+    trace = project / "trace.json"
+    run = subprocess.run([str(python), f"benchmarks/bench_{op}.py", "--device", "cpu", *size_args,
+                          "--profile", str(trace)], cwd=project, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"{op}::{op}" in run.stdout  # the op's own call, in the table
+    ranges = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]
+              if event.get("cat") == "user_annotation"}
+    assert {name.split()[0] for name in ranges} >= {"op", "compile"}, ranges
 
 
 # What each kind's files must not talk about: the other kinds' concepts.

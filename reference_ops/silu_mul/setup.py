@@ -3,6 +3,7 @@
     pip install --no-build-isolation -e .    # build in place against the installed torch
     USE_CUDA=0 pip install ...               # CPU only, even where CUDA is found
     USE_CUDA=1 pip install ...               # stop with an error if CUDA cannot be built
+    SILU_MUL_DEBUG=1 pip install ...         # a debug build: -G -g -O0 (_toolchain.py)
     python setup.py build_ext --inplace      # rebuild only what changed (ninja)
 
 At build time this records torch's version, its CUDA version and the CUDA archs in
@@ -35,18 +36,15 @@ def load_toolchain():
     return module
 
 
-def write_build_info(torch, with_cuda: bool, arch_list: str) -> None:
+def write_build_info(torch, with_cuda: bool, arch_list: str, debug: bool) -> None:
     (ROOT / NAME / "_build_info.py").write_text(
         "# Written by setup.py when the extension was built; read by _build_check.py.\n"
         f"TORCH_VERSION = {torch.__version__!r}\n"
         f"TORCH_CUDA_VERSION = {torch.version.cuda!r}\n"
         f"WITH_CUDA = {with_cuda!r}\n"
         f"CUDA_ARCH_LIST = {arch_list!r}\n"
+        f"DEBUG = {debug!r}\n"
     )
-
-
-def nvcc_flags(toolchain) -> list[str]:
-    return toolchain.NVCC_FLAGS + (toolchain.EXACT_NVCC_FLAGS if EXACT else [])
 
 
 def extensions():
@@ -62,7 +60,7 @@ def extensions():
     cuda_home, arch_list = toolchain.prepare_cuda(torch)
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
-    write_build_info(torch, cuda_home is not None, arch_list)
+    write_build_info(torch, cuda_home is not None, arch_list, toolchain.debug_build())
     if cuda_home is None:
         return [
             CppExtension(
@@ -78,7 +76,7 @@ def extensions():
             f"{NAME}._C",
             [*CPP_SOURCES, *CUDA_SOURCES],
             define_macros=[("WITH_CUDA", None)],
-            extra_compile_args={"cxx": toolchain.cxx_flags(), "nvcc": nvcc_flags(toolchain)},
+            extra_compile_args={"cxx": toolchain.cxx_flags(), "nvcc": toolchain.nvcc_flags(EXACT)},
             extra_link_args=toolchain.link_flags(),
             py_limited_api=True,
         )
@@ -97,7 +95,9 @@ def build_ext_command():
             super().finalize_options()
             # Objects and ninja's records stay in the project, not in the temporary directory
             # of `pip install -e .`: a second install compiles only the files that changed.
-            self.build_temp = str(ROOT / "build" / "temp")
+            # A debug build keeps its own, so that switching back and forth rebuilds nothing.
+            temp = "temp-debug" if toolchain.debug_build() else "temp"
+            self.build_temp = str(ROOT / "build" / temp)
 
         def build_extension(self, ext):
             super().build_extension(ext)

@@ -1,3 +1,4 @@
+
 """Benchmark embedding_bag against its reference in eager PyTorch and under torch.compile.
 
     python benchmarks/bench_embedding_bag.py                  # CUDA if visible, else CPU
@@ -12,14 +13,20 @@ Also a forward and backward pass (torch.autograd.grad) of each.
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import datetime
 import json
 import statistics
+import sys
+import tempfile
 import time
+import warnings
 
 import torch
-from torch import Tensor
+from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
+from embedding_bag import DEBUG_BUILD
 from embedding_bag import embedding_bag as op
 from embedding_bag._embedding_bag_reference import make_inputs, reference
 
@@ -29,13 +36,16 @@ DTYPES = {
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
 }
-GRAD_ARGS = ["weight"]
-DEFAULT_SIZES = [4096, 65536, 1048576]
 
 
-def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> float:
-    """Median time of one call of fn in microseconds, after a warm-up: on CUDA with events
-    on the current stream (device time only), on the CPU with a wall clock."""
+def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
+              min_reps: int = 10) -> float:
+    """Median time of one call of fn, in microseconds, after a warm-up.
+
+    Each sample times `calls` calls back to back and divides by `calls`. On CUDA with
+    events on the current stream, so only device time between the two events counts; on
+    the CPU with a wall clock.
+    """
     for _ in range(3):
         fn()
     times = []
@@ -44,20 +54,136 @@ def median_us(fn, device: str, min_seconds: float = 0.2, min_reps: int = 10) -> 
         if device == "cuda":
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
-            fn()
+            for _ in range(calls):
+                fn()
             end.record()
             end.synchronize()
-            times.append(begin.elapsed_time(end) * 1e3)
+            times.append(begin.elapsed_time(end) * 1e3 / calls)
         else:
             t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e6)
+            for _ in range(calls):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e6 / calls)
         if len(times) >= 1000:
             break
     return statistics.median(times)
 
 
-def outputs(results) -> tuple[Tensor, ...]:
+# --profile: after each group of candidates is timed (warm: compiled, cached), one more
+# pass of theirs is recorded, under a profiler of its own, so that neither compiling nor
+# the thousands of timed calls fill the trace. main prints and writes them all at the end.
+PROFILES: list | None = None
+
+
+def time_all(candidates: dict, device: str, label: str, calls: int = 1) -> dict[str, float]:
+    """median_us of each candidate (name: function); with --profile, then a profiled pass."""
+    times = {name: median_us(fn, device, calls) for name, fn in candidates.items()}
+    if PROFILES is not None:
+        PROFILES.append(profile_pass(candidates, device, label, calls))
+    return times
+
+
+def profile_pass(candidates: dict, device: str, label: str, calls: int):
+    """`calls` calls of each candidate under torch.profiler, in a range named after it and label."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with warnings.catch_warnings():
+        # Said by some torch versions of every profiler without a schedule; this one has none.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events at the end")
+        with torch.profiler.profile(activities=activities) as profile:
+            for name, fn in candidates.items():
+                with torch.profiler.record_function(f"{name} {label}"):
+                    for _ in range(calls):
+                        fn()
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+    return profile
+
+
+@contextlib.contextmanager
+def profiled(path: str | None, device: str):
+    """With a path (--profile): profile the run's candidates (see PROFILES); at the end print
+    the table of kernels and ranges by device time (CPU time on the CPU) and write the trace
+    to path. Without one: nothing."""
+    global PROFILES
+    if not path:
+        yield
+        return
+    PROFILES = []
+    try:
+        yield
+    finally:
+        profiles, PROFILES = PROFILES, None
+    # Each pass's averages, summed by name over the passes: one table for the run.
+    totals = collections.defaultdict(FunctionEventAvg)
+    for profile in profiles:
+        for average in profile.key_averages():
+            totals[average.key].add(average)
+    on_device = torch.device(device).type == "cuda"
+    table = EventList(totals.values(), use_device="cuda" if on_device else None)
+    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
+                      row_limit=30))
+    write_trace(profiles, path)
+    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+          "https://ui.perfetto.dev or chrome://tracing")
+
+
+def write_trace(profiles: list, path: str) -> None:
+    """The passes' Chrome traces as one: taken in one process, their times share one clock."""
+    merged = None
+    with tempfile.TemporaryDirectory() as directory:
+        for i, profile in enumerate(profiles):
+            profile.export_chrome_trace(f"{directory}/{i}.json")
+            with open(f"{directory}/{i}.json") as f:
+                trace = json.load(f)
+            if merged is None:
+                merged = trace
+            else:
+                merged["traceEvents"] += trace["traceEvents"]
+    with open(path, "w") as f:
+        json.dump(merged or {"traceEvents": []}, f)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """--json and --profile, which every benchmark takes."""
+    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    parser.add_argument("--profile", metavar="TRACE",
+                        help="also profile each candidate once more after timing it: print the "
+                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+
+
+def warn_if_debug_build() -> None:
+    if DEBUG_BUILD:
+        print("warning: embedding_bag is a debug build (EMBEDDING_BAG_DEBUG=1: -G -O0), "
+              "several times slower than a release build; rebuild without it to benchmark",
+              file=sys.stderr)
+
+
+def device_name(device: str) -> str:
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(torch.device(device))
+    return "cpu"
+
+
+def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
+    with open(path, "w") as f:
+        json.dump({
+            "op": "embedding_bag",
+            "dtype": dtype,
+            "device": device_name(device),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "date": datetime.date.today().isoformat(),
+            "rows": rows,
+        }, f, indent=2)
+
+
+GRAD_ARGS = ["weight"]
+DEFAULT_SIZES = [4096, 65536, 1048576]
+
+
+def outputs(results) -> tuple[torch.Tensor, ...]:
     return results if isinstance(results, tuple) else (results,)
 
 
@@ -65,11 +191,11 @@ def bench_size(size: int, dtype: torch.dtype, device: str) -> dict:
     inputs = make_inputs(size, dtype, device)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
     compiled = torch.compile(reference, fullgraph=True)
-    times = {
-        "op": median_us(lambda: op(**inputs), device),
-        "eager": median_us(lambda: reference(**inputs), device),
-        "compile": median_us(lambda: compiled(**inputs), device),
-    }
+    times = time_all({
+        "op": lambda: op(**inputs),
+        "eager": lambda: reference(**inputs),
+        "compile": lambda: compiled(**inputs),
+    }, device, str(size))
     leaves = {
         k: v.detach().requires_grad_(True) if k in GRAD_ARGS else v for k, v in inputs.items()
     }
@@ -82,10 +208,13 @@ def bench_size(size: int, dtype: torch.dtype, device: str) -> dict:
 
         return run
 
-    times["op_fwd_bwd"] = median_us(forward_backward(op), device)
-    times["eager_fwd_bwd"] = median_us(forward_backward(reference), device)
-    times["compile_fwd_bwd"] = median_us(forward_backward(compiled), device)
-    moved = sum(t.numel() * t.element_size() for t in inputs.values() if isinstance(t, Tensor))
+    times |= time_all({
+        "op_fwd_bwd": forward_backward(op),
+        "eager_fwd_bwd": forward_backward(reference),
+        "compile_fwd_bwd": forward_backward(compiled),
+    }, device, str(size))
+    tensors = [t for t in inputs.values() if isinstance(t, torch.Tensor)]
+    moved = sum(t.numel() * t.element_size() for t in tensors)
     moved += sum(t.numel() * t.element_size() for t in outputs(op(**inputs)))
     return {
         "size": size,
@@ -96,38 +225,33 @@ def bench_size(size: int, dtype: torch.dtype, device: str) -> dict:
     }
 
 
-def device_name(device: str) -> str:
-    return torch.cuda.get_device_name() if device == "cuda" else "cpu"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--sizes", nargs="+", type=int, metavar="N",
                         help="make_inputs sizes (default: DEFAULT_SIZES on CUDA, 4096 on the CPU)")
-    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    add_common_arguments(parser)
     args = parser.parse_args()
     device = torch.device(args.device).type
     sizes = args.sizes or (DEFAULT_SIZES if device == "cuda" else [4096])
+    warn_if_debug_build()
     results = []
-    print(f"embedding_bag {args.dtype} on {device_name(device)}, torch {torch.__version__}")
+    print(f"embedding_bag {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(f"{'size':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} {'op GB/s':>9} "
           f"{'x eager':>8} {'x compile':>9}")
-    for size in sizes:
-        row = bench_size(size, DTYPES[args.dtype], device)
-        results.append(row)
-        print(f"{size:>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-              f"{row['compile_us']:>10.2f} {row['op_GBps']:>9.1f} {row['speedup_vs_eager']:>8.2f} "
-              f"{row['speedup_vs_compile']:>9.2f}"
-              f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
-              f"compile {row['compile_fwd_bwd_us']:.2f}",
-              flush=True)
+    with profiled(args.profile, device):
+        for size in sizes:
+            row = bench_size(size, DTYPES[args.dtype], device)
+            results.append(row)
+            print(f"{size:>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                  f"{row['compile_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                  f"{row['speedup_vs_eager']:>8.2f} {row['speedup_vs_compile']:>9.2f}"
+                  f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
+                  f"compile {row['compile_fwd_bwd_us']:.2f}",
+                  flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"op": "embedding_bag", "dtype": args.dtype, "device": device_name(device),
-                       "torch": torch.__version__, "cuda": torch.version.cuda,
-                       "date": datetime.date.today().isoformat(), "rows": results}, f, indent=2)
+        write_json(args.json, args.dtype, args.device, results)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,15 @@
     GELU_JIT=1 python my_script.py
     GELU_JIT=verbose python my_script.py    # showing the compiler's commands
 
-With either, `import gelu` compiles csrc/ first.
+With either, `import gelu` compiles csrc/ first; with GELU_DEBUG=1 as well,
+a debug build (-G -g -O0: see _toolchain.py).
 
 torch.utils.cpp_extension.load builds csrc/ into a directory keyed by torch's version, its
 CUDA version, the CUDA archs, the compile flags and where csrc/ is: a torch upgrade gets a
 new directory, so it never loads a stale binary, and within one directory ninja rebuilds
-only the files an edit touched. One process builds at a time, and a lock that a killed
-build left behind does not block the next one.
+only the files an edit touched. A debug build has flags of its own, so a directory of its own:
+switching between the two rebuilds nothing. One process builds at a time, and a lock that a
+killed build left behind does not block the next one.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from . import _toolchain
 ENVIRONMENT_VARIABLE = "GELU_JIT"
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 # CPU and CUDA results must agree bit for bit (opgen new --exact): see _toolchain.py.
-NVCC_FLAGS = _toolchain.NVCC_FLAGS
+EXACT = False
 
 
 def enabled() -> bool:
@@ -53,10 +55,10 @@ def load() -> bool:
     from torch.utils import cpp_extension  # after prepare_cuda has set CUDA_HOME
 
     with_cuda = cuda_home is not None
-    cxx_flags = _toolchain.cxx_flags()
+    cxx_flags, nvcc_flags = _toolchain.cxx_flags(), _toolchain.nvcc_flags(EXACT)
     key = hashlib.sha256("\n".join([
         torch.__version__, str(torch.version.cuda), arch_list, str(with_cuda),
-        repr(cxx_flags), repr(NVCC_FLAGS), str(CSRC),
+        repr(cxx_flags), repr(nvcc_flags), str(CSRC),
     ]).encode()).hexdigest()[:16]
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
@@ -74,7 +76,7 @@ def load() -> bool:
             name="gelu_jit",
             sources=[str(source) for source in sources],
             extra_cflags=cxx_flags + defines,
-            extra_cuda_cflags=NVCC_FLAGS + defines,
+            extra_cuda_cflags=nvcc_flags + defines,
             extra_ldflags=_toolchain.link_flags(),
             extra_include_paths=[str(CSRC)],
             build_directory=str(build_directory),

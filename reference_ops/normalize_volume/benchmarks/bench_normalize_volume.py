@@ -16,13 +16,20 @@ bandwidth over the copy's, measured in the same run.
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import datetime
 import json
 import statistics
+import sys
+import tempfile
 import time
+import warnings
 
 import torch
+from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
+from normalize_volume import DEBUG_BUILD
 from normalize_volume import normalize_volume as op
 from normalize_volume.normalize_volume_reference import reference
 
@@ -60,6 +67,97 @@ def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
         if len(times) >= 1000:
             break
     return statistics.median(times)
+
+
+# --profile: after each group of candidates is timed (warm: compiled, cached), one more
+# pass of theirs is recorded, under a profiler of its own, so that neither compiling nor
+# the thousands of timed calls fill the trace. main prints and writes them all at the end.
+PROFILES: list | None = None
+
+
+def time_all(candidates: dict, device: str, label: str, calls: int = 1) -> dict[str, float]:
+    """median_us of each candidate (name: function); with --profile, then a profiled pass."""
+    times = {name: median_us(fn, device, calls) for name, fn in candidates.items()}
+    if PROFILES is not None:
+        PROFILES.append(profile_pass(candidates, device, label, calls))
+    return times
+
+
+def profile_pass(candidates: dict, device: str, label: str, calls: int):
+    """`calls` calls of each candidate under torch.profiler, in a range named after it and label."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with warnings.catch_warnings():
+        # Said by some torch versions of every profiler without a schedule; this one has none.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events at the end")
+        with torch.profiler.profile(activities=activities) as profile:
+            for name, fn in candidates.items():
+                with torch.profiler.record_function(f"{name} {label}"):
+                    for _ in range(calls):
+                        fn()
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+    return profile
+
+
+@contextlib.contextmanager
+def profiled(path: str | None, device: str):
+    """With a path (--profile): profile the run's candidates (see PROFILES); at the end print
+    the table of kernels and ranges by device time (CPU time on the CPU) and write the trace
+    to path. Without one: nothing."""
+    global PROFILES
+    if not path:
+        yield
+        return
+    PROFILES = []
+    try:
+        yield
+    finally:
+        profiles, PROFILES = PROFILES, None
+    # Each pass's averages, summed by name over the passes: one table for the run.
+    totals = collections.defaultdict(FunctionEventAvg)
+    for profile in profiles:
+        for average in profile.key_averages():
+            totals[average.key].add(average)
+    on_device = torch.device(device).type == "cuda"
+    table = EventList(totals.values(), use_device="cuda" if on_device else None)
+    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
+                      row_limit=30))
+    write_trace(profiles, path)
+    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+          "https://ui.perfetto.dev or chrome://tracing")
+
+
+def write_trace(profiles: list, path: str) -> None:
+    """The passes' Chrome traces as one: taken in one process, their times share one clock."""
+    merged = None
+    with tempfile.TemporaryDirectory() as directory:
+        for i, profile in enumerate(profiles):
+            profile.export_chrome_trace(f"{directory}/{i}.json")
+            with open(f"{directory}/{i}.json") as f:
+                trace = json.load(f)
+            if merged is None:
+                merged = trace
+            else:
+                merged["traceEvents"] += trace["traceEvents"]
+    with open(path, "w") as f:
+        json.dump(merged or {"traceEvents": []}, f)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """--json and --profile, which every benchmark takes."""
+    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    parser.add_argument("--profile", metavar="TRACE",
+                        help="also profile each candidate once more after timing it: print the "
+                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+
+
+def warn_if_debug_build() -> None:
+    if DEBUG_BUILD:
+        print("warning: normalize_volume is a debug build (NORMALIZE_VOLUME_DEBUG=1: -G -O0), "
+              "several times slower than a release build; rebuild without it to benchmark",
+              file=sys.stderr)
 
 
 def device_name(device: str) -> str:
@@ -111,12 +209,13 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
     compiled = torch.compile(reference, fullgraph=True)
     calls = 1 if n <= LATENCY_SIZE else 10
-    times = {
-        "op": median_us(lambda: op(**inputs, **SCALARS), device, calls),
-        "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
-        "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
-        "copy": median_us(lambda: copied.copy_(first), device, calls),
-    }
+    label = f"2^{n.bit_length() - 1}"
+    times = time_all({
+        "op": lambda: op(**inputs, **SCALARS),
+        "eager": lambda: reference(**inputs, **SCALARS),
+        "compile": lambda: compiled(**inputs, **SCALARS),
+        "copy": lambda: copied.copy_(first),
+    }, device, label, calls)
     result = op(**inputs, **SCALARS)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
@@ -144,26 +243,28 @@ def main() -> None:
     parser.add_argument("--step-log2", type=int, default=2)
     parser.add_argument("--log2", type=int, nargs="+", metavar="N",
                         help="exactly these sizes, log2 elements (instead of min/max/step)")
-    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    add_common_arguments(parser)
     args = parser.parse_args()
     max_log2 = args.max_log2 or (28 if args.device.startswith("cuda") else 24)
     sizes_log2 = args.log2 or range(args.min_log2, max_log2 + 1, args.step_log2)
     device_type = torch.device(args.device).type
     dtype = DTYPES[args.dtype]
 
+    warn_if_debug_build()
     rows = []
     header = (f"{'elements':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} "
               f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
     print(f"normalize_volume {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(header)
-    for log2 in sizes_log2:
-        row = bench_size(1 << log2, dtype, device_type)
-        rows.append(row)
-        print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-              f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
-              f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-              f"{row['speedup_vs_compile']:>9.2f}",
-              flush=True)
+    with profiled(args.profile, device_type):
+        for log2 in sizes_log2:
+            row = bench_size(1 << log2, dtype, device_type)
+            rows.append(row)
+            print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                  f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                  f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+                  f"{row['speedup_vs_compile']:>9.2f}",
+                  flush=True)
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
 

@@ -16,13 +16,20 @@ torch.compile.
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import datetime
 import json
 import statistics
+import sys
+import tempfile
 import time
+import warnings
 
 import torch
+from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
+from softmax import DEBUG_BUILD
 from softmax import softmax as op
 from softmax.softmax_reference import reference
 
@@ -65,6 +72,97 @@ def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
     return statistics.median(times)
 
 
+# --profile: after each group of candidates is timed (warm: compiled, cached), one more
+# pass of theirs is recorded, under a profiler of its own, so that neither compiling nor
+# the thousands of timed calls fill the trace. main prints and writes them all at the end.
+PROFILES: list | None = None
+
+
+def time_all(candidates: dict, device: str, label: str, calls: int = 1) -> dict[str, float]:
+    """median_us of each candidate (name: function); with --profile, then a profiled pass."""
+    times = {name: median_us(fn, device, calls) for name, fn in candidates.items()}
+    if PROFILES is not None:
+        PROFILES.append(profile_pass(candidates, device, label, calls))
+    return times
+
+
+def profile_pass(candidates: dict, device: str, label: str, calls: int):
+    """`calls` calls of each candidate under torch.profiler, in a range named after it and label."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with warnings.catch_warnings():
+        # Said by some torch versions of every profiler without a schedule; this one has none.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events at the end")
+        with torch.profiler.profile(activities=activities) as profile:
+            for name, fn in candidates.items():
+                with torch.profiler.record_function(f"{name} {label}"):
+                    for _ in range(calls):
+                        fn()
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+    return profile
+
+
+@contextlib.contextmanager
+def profiled(path: str | None, device: str):
+    """With a path (--profile): profile the run's candidates (see PROFILES); at the end print
+    the table of kernels and ranges by device time (CPU time on the CPU) and write the trace
+    to path. Without one: nothing."""
+    global PROFILES
+    if not path:
+        yield
+        return
+    PROFILES = []
+    try:
+        yield
+    finally:
+        profiles, PROFILES = PROFILES, None
+    # Each pass's averages, summed by name over the passes: one table for the run.
+    totals = collections.defaultdict(FunctionEventAvg)
+    for profile in profiles:
+        for average in profile.key_averages():
+            totals[average.key].add(average)
+    on_device = torch.device(device).type == "cuda"
+    table = EventList(totals.values(), use_device="cuda" if on_device else None)
+    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
+                      row_limit=30))
+    write_trace(profiles, path)
+    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+          "https://ui.perfetto.dev or chrome://tracing")
+
+
+def write_trace(profiles: list, path: str) -> None:
+    """The passes' Chrome traces as one: taken in one process, their times share one clock."""
+    merged = None
+    with tempfile.TemporaryDirectory() as directory:
+        for i, profile in enumerate(profiles):
+            profile.export_chrome_trace(f"{directory}/{i}.json")
+            with open(f"{directory}/{i}.json") as f:
+                trace = json.load(f)
+            if merged is None:
+                merged = trace
+            else:
+                merged["traceEvents"] += trace["traceEvents"]
+    with open(path, "w") as f:
+        json.dump(merged or {"traceEvents": []}, f)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """--json and --profile, which every benchmark takes."""
+    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    parser.add_argument("--profile", metavar="TRACE",
+                        help="also profile each candidate once more after timing it: print the "
+                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+
+
+def warn_if_debug_build() -> None:
+    if DEBUG_BUILD:
+        print("warning: softmax is a debug build (SOFTMAX_DEBUG=1: -G -O0), "
+              "several times slower than a release build; rebuild without it to benchmark",
+              file=sys.stderr)
+
+
 def device_name(device: str) -> str:
     if torch.device(device).type == "cuda":
         return torch.cuda.get_device_name(torch.device(device))
@@ -98,13 +196,13 @@ def bench_shape(rows: int, n: int, dtype: torch.dtype, device: str) -> dict:
     copied = torch.empty_like(first)
     torch._dynamo.reset()  # a fresh compile per shape, never a recompile limit
     compiled = torch.compile(reference, fullgraph=True)
-    calls = 10
-    times = {
-        "op": median_us(lambda: op(**inputs, **SCALARS), device, calls),
-        "eager": median_us(lambda: reference(**inputs, **SCALARS), device, calls),
-        "compile": median_us(lambda: compiled(**inputs, **SCALARS), device, calls),
-        "copy": median_us(lambda: copied.copy_(first), device, calls),
-    }
+    calls, label = 10, f"{rows}x{n}"
+    times = time_all({
+        "op": lambda: op(**inputs, **SCALARS),
+        "eager": lambda: reference(**inputs, **SCALARS),
+        "compile": lambda: compiled(**inputs, **SCALARS),
+        "copy": lambda: copied.copy_(first),
+    }, device, label, calls)
     leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
     differentiable = [leaves[name] for name in GRAD_ARGS]
     grad_out = torch.randn_like(first)
@@ -112,9 +210,11 @@ def bench_shape(rows: int, n: int, dtype: torch.dtype, device: str) -> dict:
     def forward_backward(fn):
         return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
 
-    times["op_fwd_bwd"] = median_us(forward_backward(op), device, calls)
-    times["eager_fwd_bwd"] = median_us(forward_backward(reference), device, calls)
-    times["compile_fwd_bwd"] = median_us(forward_backward(compiled), device, calls)
+    times |= time_all({
+        "op_fwd_bwd": forward_backward(op),
+        "eager_fwd_bwd": forward_backward(reference),
+        "compile_fwd_bwd": forward_backward(compiled),
+    }, device, label, calls)
     op_bytes = (len(ROW_ARGS) + 1) * first.numel() * first.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()
     op_gbps = op_bytes / times["op"] / 1e3
@@ -136,27 +236,29 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--shapes", nargs="+", metavar="ROWSxN",
                         help=f"default {' '.join(DEFAULT_SHAPES)} on CUDA, 1024x1024 on the CPU")
-    parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    add_common_arguments(parser)
     args = parser.parse_args()
     device_type = torch.device(args.device).type
     shapes = args.shapes or (DEFAULT_SHAPES if device_type == "cuda" else ["1024x1024"])
     dtype = DTYPES[args.dtype]
 
+    warn_if_debug_build()
     results = []
     print(f"softmax {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(f"{'shape':>12} {'op us':>10} {'eager us':>10} {'compile us':>10} {'copy us':>10} "
           f"{'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
-    for shape in shapes:
-        rows, n = (int(v) for v in shape.lower().split("x"))
-        row = bench_shape(rows, n, dtype, device_type)
-        results.append(row)
-        print(f"{shape:>12} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-              f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
-              f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-              f"{row['speedup_vs_compile']:>9.2f}"
-              f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
-              f"compile {row['compile_fwd_bwd_us']:.2f}",
-              flush=True)
+    with profiled(args.profile, device_type):
+        for shape in shapes:
+            rows, n = (int(v) for v in shape.lower().split("x"))
+            row = bench_shape(rows, n, dtype, device_type)
+            results.append(row)
+            print(f"{shape:>12} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                  f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                  f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+                  f"{row['speedup_vs_compile']:>9.2f}"
+                  f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
+                  f"compile {row['compile_fwd_bwd_us']:.2f}",
+                  flush=True)
     if args.json:
         write_json(args.json, args.dtype, args.device, results)
 

@@ -3,17 +3,19 @@
     from times_two import times_two
 
 With TIMES_TWO_JIT=1 the import compiles csrc/ itself (see _jit.py) instead of loading
-the library that `pip install --no-build-isolation -e .` built.
+the library that `pip install --no-build-isolation -e .` built. WITH_CUDA says whether the
+library has CUDA kernels, DEBUG_BUILD whether it is a debug build (TIMES_TWO_DEBUG=1).
 """
 
 # torch first: it loads libc10 and libtorch, which the compiled library links against.
 # Importing _C before torch fails with "libc10.so: cannot open shared object file".
 import torch  # noqa: F401
 
-from . import _jit
+from . import _jit, _toolchain
 
 if _jit.enabled():
     WITH_CUDA = _jit.load()
+    DEBUG_BUILD = _toolchain.debug_build()
 else:
     from ._build_check import check_build
 
@@ -21,12 +23,17 @@ else:
     # loads; this raises an ImportError that says how to rebuild instead.
     check_build()
 
-    from . import _C  # noqa: F401  loading the library registers torch.ops.times_two
-    from ._build_info import WITH_CUDA
+    # Loading _C, the library, registers torch.ops.times_two.
+    from . import _C, _build_info  # noqa: F401
+
+    WITH_CUDA = _build_info.WITH_CUDA
+    # A debug build (-G -O0: see _toolchain.py); builds older than this line did not say.
+    DEBUG_BUILD = getattr(_build_info, "DEBUG", False)
 
 from .times_two import times_two  # noqa: E402
 
 __all__ = [
     "times_two",
     "WITH_CUDA",
+    "DEBUG_BUILD",
 ]

@@ -29,6 +29,13 @@ NVCC_FLAGS = ["-O3", "-lineinfo", "--threads", "0"]
 # For ops whose CPU and CUDA results must agree bit for bit (setup.py's EXACT): no fused
 # multiply-adds, which round once where the CPU rounds twice.
 EXACT_NVCC_FLAGS = ["--fmad=false"]
+# A debug build, for stepping through the code in cuda-gdb or gdb: set this variable to 1
+# for pip, setup.py, the JIT build and a one-file op alike. Device code gets -G (no
+# optimization, every variable kept, each source line a place to stop), host code -O0 -g.
+# The kernels are several times slower: never benchmark a debug build.
+DEBUG_VARIABLE = NAME.upper() + "_DEBUG"
+DEBUG_CXX_FLAGS = ["-O0", "-g", "-Wno-unknown-pragmas"]
+DEBUG_NVCC_FLAGS = ["-G", "-g", "-O0", "--threads", "0"]
 # Built when no GPU is visible and TORCH_CUDA_ARCH_LIST is unset: machine code for
 # Turing, Ampere (and Ada) and Hopper, plus PTX that the driver compiles for newer GPUs
 # (Blackwell) at first use. Each arch adds a third of a second or more to every rebuild.
@@ -167,7 +174,7 @@ def prepare_cuda(torch, announce: bool = True) -> tuple[Path | None, str]:
             raise SystemExit(f"{NAME}: error: cannot build the CUDA kernels: {why_not} "
                              "(USE_CUDA=0 builds for the CPU only)")
         if announce:
-            say(f"building for the CPU only; CUDA skipped: {why_not}")
+            say_build(f"building for the CPU only; CUDA skipped: {why_not}")
         return None, ""
     os.environ["CUDA_HOME"] = str(cuda_home)
     if "torch.utils.cpp_extension" in sys.modules:  # it read CUDA_HOME once, at import
@@ -181,7 +188,7 @@ def prepare_cuda(torch, announce: bool = True) -> tuple[Path | None, str]:
         for i in range(torch.cuda.device_count())
     )
     if announce:
-        say(f"building CUDA kernels with {cuda_home} for {arch_list}")
+        say_build(f"building CUDA kernels with {cuda_home} for {arch_list}")
     return cuda_home, arch_list
 
 
@@ -246,9 +253,24 @@ def openmp_flags() -> list[str]:
     return ["-fopenmp"] if "clang" not in version.lower() else []
 
 
+def debug_build() -> bool:
+    """Whether DEBUG_VARIABLE asks for a debug build (any value but "" and "0")."""
+    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+
+
+def say_build(message: str) -> None:
+    """Say what is being built; a debug build says so first, naming the variable that asks."""
+    say((f"debug build ({DEBUG_VARIABLE}=1): " if debug_build() else "") + message)
+
+
 def cxx_flags() -> list[str]:
-    """The flags the C++ files compile with: CXX_FLAGS, and OpenMP where it is torch's."""
-    return CXX_FLAGS + openmp_flags()
+    """The flags the C++ files compile with (release or debug), and OpenMP where it is torch's."""
+    return (DEBUG_CXX_FLAGS if debug_build() else CXX_FLAGS) + openmp_flags()
+
+
+def nvcc_flags(exact: bool) -> list[str]:
+    """The flags the CUDA files compile with (release or debug; `exact`: see EXACT_NVCC_FLAGS)."""
+    return (DEBUG_NVCC_FLAGS if debug_build() else NVCC_FLAGS) + (EXACT_NVCC_FLAGS if exact else [])
 
 
 def needed_libraries(library: Path) -> list[str]:
