@@ -29,14 +29,15 @@ from .test_update import (
 
 GATHER = ["--kind", "custom", "--signature", "x: Tensor, index: Tensor[int64], scale: float = 1.0",
           "--returns", "out: (index.size(0), x.size(1))", "--gradients", "x"]
-# Everything else the kind takes: two outputs (one of a dtype of its own, so not
-# differentiable), int and bool scalars, a bool tensor, a declared ndim, floor division,
-# two tensors of the op's dtype that get gradients.
+# Everything else the kind takes: three outputs (two of a dtype of their own, so not
+# differentiable: one like a tensor, one given with its sizes), int and bool scalars, a
+# bool tensor, a declared ndim, floor division, two tensors of the op's dtype that get
+# gradients.
 MIXED = ["--kind", "custom", "--signature",
          "a: Tensor[float, 2], b: Tensor, mask: Tensor[bool], n: int = 2, flip: bool = True, "
          "w: float = 0.5",
-         "--returns", "y: (a.size(0) * n, b.size(-1) // 2 + 1); m: like mask", "--gradients", "a, b",
-         "--dtypes", "float32,float64"]
+         "--returns", "y: (a.size(0) * n, b.size(-1) // 2 + 1); m: like mask; k: int64 (a.size(0),)",
+         "--gradients", "a, b", "--dtypes", "float32,float64"]
 
 
 def given(args: list[str]) -> dict:
@@ -54,12 +55,13 @@ def test_answers_read_back_the_same(args):
 
 def test_the_records_shapes_in_python_and_cpp():
     record = collect_op("op", given(MIXED))
-    y, m = record["returns"]
+    y, m, k = record["returns"]
     assert y["shape"] == ["a.size(0) * n", "b.size(-1) // 2 + 1"]
     assert y["shape_cpp"] == ["in.a.size(0) * s.n", "floor_divide(in.b.size(-1), 2) + 1"]
     # a has 2 dimensions by its type; b needs one for b.size(-1), checked at run time.
     assert y["dims"] == [{"tensor": "b", "dims": 1}]
     assert (m["like"], m["dtype"]) == ("mask", "bool")
+    assert (k["shape"], k["dtype"], y["dtype"]) == (["a.size(0)"], "int64", None)
     assert record["backward"] and [g["input"] for g in record["gradients"]] == ["a", "b"]
 
 
@@ -81,6 +83,7 @@ SIG = "x: Tensor, index: Tensor[int64, 1], scale: float = 1.0"
     (["--signature", SIG, "--returns", "out: (x,)"], "is a tensor; take one of its sizes"),
     (["--signature", SIG, "--returns", "out: (x.size(0) / 2,)"], "is not a size"),
     (["--signature", SIG, "--returns", "out: like q"], "'q' is not a tensor argument"),
+    (["--signature", SIG, "--returns", "out: int65 (x.size(0),)"], "'int65' is not a dtype"),
     (["--signature", SIG, "--returns", "x: like x"], "'x' is already an argument"),
     (["--signature", SIG, "--returns", "class: like x"], "is a Python or C++ name"),
     (["--signature", SIG, "--returns", "out like x"], "needs the form 'name: like x'"),

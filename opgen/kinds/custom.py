@@ -258,27 +258,40 @@ def parse_returns(text: str, params: list[dict[str, Any]]) -> list[dict[str, Any
                             "shape": None, "shape_cpp": None, "dtype": source["dtype"],
                             "ndim": source["ndim"], "dims": [], "floor_divides": False})
             continue
+        # A dtype of its own before the sizes ('int64 (x.size(0), k)'); else the op's dtype.
+        dtype = None
+        typed = re.fullmatch(r"([a-z][a-z0-9]*)\s*(\(.*)", rule)
+        if typed:
+            dtype, rule = typed.groups()
+            if dtype not in FIXED_DTYPES:
+                raise SpecError(f"{what}: {dtype!r} is not a dtype an output may have "
+                                f"({', '.join(FIXED_DTYPES)}); write e.g. 'int64 (x.size(0),)', "
+                                "or the sizes alone for the op's dtype")
         try:
             tree = ast.parse(rule, mode="eval").body
         except SyntaxError:
             tree = None
         if not isinstance(tree, ast.Tuple):
             raise SpecError(f"{what}: a shape is 'like <tensor>' or a tuple of sizes, e.g. "
-                            "(index.size(0), x.size(1)), or (n,) for one dimension")
+                            "(index.size(0), x.size(1)), or (n,) for one dimension, optionally "
+                            "after a dtype of its own: int64 (n,)")
         if len(tree.elts) > MAX_DIMS:
             raise SpecError(f"{what}: {len(tree.elts)} dimensions; the kernels take at most {MAX_DIMS}")
         shape_rule = _Rule(what, params)
         shape_cpp = [shape_rule.cpp(size) for size in tree.elts]
         outputs.append({"name": name, "rule": ast.unparse(tree), "like": None,
                         "shape": [ast.unparse(size) for size in tree.elts], "shape_cpp": shape_cpp,
-                        "dtype": None, "ndim": len(tree.elts),
+                        "dtype": dtype, "ndim": len(tree.elts),
                         "dims": [{"tensor": t, "dims": d} for t, d in shape_rule.dims.items()],
                         "floor_divides": shape_rule.floor_divides})
     return outputs
 
 
 def returns_text(outputs: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{o['name']}: {o['rule']}" for o in outputs)
+    def rule(o: dict[str, Any]) -> str:
+        return f"{o['dtype']} {o['rule']}" if o["dtype"] and not o["like"] else o["rule"]
+
+    return "; ".join(f"{o['name']}: {rule(o)}" for o in outputs)
 
 
 def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
