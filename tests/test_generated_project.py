@@ -49,8 +49,9 @@ def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
     # every dtype.
     project = render(projects, "wrong_forward", "--forward", "alpha * x + acc_t(1e-3)",
                      "--reference", "alpha * x", "--gradients", "x: alpha * grad")
-    pip_install(python, project)
-    result = run_project_tests(python, project)
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    # The tests that compare values (not torch.compile's, the slowest, which compare none).
+    result = run_project_tests(python, project, "-k", "not compile")
     assert result.returncode == 1
     assert {"test_matches_float64_reference", "test_sizes_around_the_vector_width",
             "test_non_contiguous_inputs"} <= failed_tests(result.stdout)
@@ -58,8 +59,8 @@ def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
 
 def test_a_wrong_gradient_kernel_fails_the_generated_tests(python, projects):
     project = render(projects, "wrong_gradient", "--gradients", "x: grad")  # d(alpha x)/dx is alpha
-    pip_install(python, project)
-    result = run_project_tests(python, project)
+    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    result = run_project_tests(python, project, "-k", "not compile")
     assert result.returncode == 1
     assert {"test_gradients_match_float64_reference", "test_gradcheck",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(result.stdout)

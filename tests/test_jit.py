@@ -24,7 +24,9 @@ def jit_import(project: Path, cache: Path, code: str = CALL, **env: str) -> subp
     return subprocess.Popen(
         [sys.executable, "-c", code], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env={**os.environ, "MY_OP_JIT": "1", "MY_OP_JIT_CACHE": str(cache),
-                        "PYTHONPATH": str(project), **env},
+                        "PYTHONPATH": str(project),
+                        # One arch: these builds compile the kernels, they do not run them.
+                        "TORCH_CUDA_ARCH_LIST": "9.0", **env},
     )
 
 

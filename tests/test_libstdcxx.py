@@ -41,7 +41,7 @@ def test_the_wrapper_links_libstdcxx_statically(static_gxx, tmp_path):
 
 def test_a_project_built_with_the_wrapper_needs_the_shared_libstdcxx(python, projects, static_gxx):
     project = render(projects, "static_cxx")
-    pip_install(python, project, CXX=str(static_gxx))
+    pip_install(python, project, CXX=str(static_gxx), TORCH_CUDA_ARCH_LIST="9.0")
     assert SHARED in needed(built_library(project, "static_cxx"))
     # The checks that format shapes and dtypes into their messages (what crashed) pass.
     result = run_project_tests(python, project, "-k", "rejects or naming or error")
