@@ -78,7 +78,9 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
     if isinstance(answers["dtypes"], str):
         answers["dtypes"] = parse_dtypes(answers["dtypes"])
     check_dtypes(answers["dtypes"])
-    settle("out_dtype", "same", "'same' as the inputs, or a dtype")
+    if getattr(kind, "ASKS_OUT_DTYPE", True):
+        settle("out_dtype", "same", "'same' as the inputs, or a dtype")
+    answers.setdefault("out_dtype", "same")  # the kind refuses any other that was given
     if answers["out_dtype"] != "same" and answers["out_dtype"] not in DTYPES:
         raise SpecError(f"out_dtype {answers['out_dtype']!r} must be 'same' or one of {', '.join(DTYPES)}")
     settle("backward", defaults["backward"], "generate backward kernels and autograd?")

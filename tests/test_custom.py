@@ -301,3 +301,22 @@ def test_regen_checks_a_custom_ops_glue_and_leaves_the_users_files(tmp_path):
     assert f"{glue}: differs from the template" in check.output and str(mine) not in check.output
     assert CliRunner().invoke(main, ["regen", str(project)]).exit_code == 0
     assert glue.read_text() == rendered and mine.read_text() == edited
+
+
+def test_questions_on_a_terminal_are_the_kinds_own(tmp_path, monkeypatch):
+    # No out dtype question (a custom op's outputs take theirs from --returns, and any
+    # other answer than 'same' is refused): the returns and gradients are asked instead.
+    from opgen import cli
+
+    monkeypatch.setattr(cli, "stdin_is_a_terminal", lambda: True)
+    monkeypatch.chdir(tmp_path)
+    answers = ["n", "custom", "values: Tensor, seg: Tensor[int64, 1], num: int = 4", "float32,float64",
+               "y", "sums: (num, values.size(1)); counts: int64 (num,)", "values"]
+    result = CliRunner().invoke(main, ["new", "seg_sum"], input="\n".join(answers) + "\n",
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    asked = [line.split(" (")[0] for line in result.output.splitlines() if "): " in line or "]: " in line]
+    assert asked == ["exact", "kind", "signature", "dtypes", "backward", "returns", "gradients"]
+    [op] = yaml.safe_load((tmp_path / "seg_sum" / ".copier-answers.yml").read_text())["ops"]
+    assert [(o["name"], o["dtype"]) for o in op["returns"]] == [("sums", None), ("counts", "int64")]
+    assert [g["input"] for g in op["gradients"]] == ["values"]

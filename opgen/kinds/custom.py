@@ -38,6 +38,8 @@ DEFAULTS: dict[str, Any] = {
     "backward": False,
 }
 OPTIONS = frozenset({"returns", "gradients"})
+# No --out-dtype (each output's dtype comes from --returns): not asked on a terminal.
+ASKS_OUT_DTYPE = False
 NOT_INLINE = "its kernel, CPU code and reference are files of their own that updates never touch"
 
 # Tensor[...] dtypes of their own: (ATen, C++, torch). A tensor without one takes the op's
@@ -312,7 +314,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     # Defaults belong to the default signature: another one needs its own shapes.
     settle("returns", DEFAULTS["returns"] if answers["signature"] == signature_text(
         parse_signature(DEFAULTS["signature"])) else None,
-        "each output and its shape, ';'-separated, e.g. 'out: like x'")
+        "each output and its shape, ';'-separated, e.g. 'out: like x; idx: int64 (x.size(0), k)'")
     if "returns" not in answers:
         raise SpecError(f"--signature {answers['signature']!r} was given without --returns; name each "
                         "output and its shape, e.g. --returns 'out: like x' or "

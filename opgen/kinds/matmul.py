@@ -10,6 +10,8 @@ NAME = "matmul"
 SUMMARY = "C = A @ B for 2-D matrices, a shared-memory tiled kernel"
 DEFAULTS: dict[str, Any] = {"signature": "a: Tensor, b: Tensor", "backward": True}
 OPTIONS = frozenset()
+# No --out-dtype (the product has the inputs' dtype): not asked on a terminal.
+ASKS_OUT_DTYPE = False
 
 
 def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
