@@ -492,7 +492,7 @@ def test_python_option_checks_another_interpreter(opgen, python_without_torch):
 
 
 def write_build_info(project: Path, torch_version: str, cuda: str | None, with_cuda: bool = False,
-                     arch_list: str = "") -> None:
+                     arch_list: str = "", debug: bool = False) -> None:
     """Run the project's own setup.py write_build_info, with a stand-in for torch."""
     tree = ast.parse((project / "setup.py").read_text())
     function = next(node for node in tree.body
@@ -500,7 +500,7 @@ def write_build_info(project: Path, torch_version: str, cuda: str | None, with_c
     namespace = {"ROOT": project, "NAME": project.name}
     exec(compile(ast.Module([function], type_ignores=[]), "setup.py", "exec"), namespace)
     torch = types.SimpleNamespace(__version__=torch_version, version=types.SimpleNamespace(cuda=cuda))
-    namespace["write_build_info"](torch, with_cuda, arch_list)
+    namespace["write_build_info"](torch, with_cuda, arch_list, debug)
 
 
 def built_library(project: Path) -> Path:
@@ -559,6 +559,18 @@ def test_a_current_build_is_ok_and_a_stale_one_is_a_warning(opgen, probed, tmp_p
     _, checks = run_doctor(opgen, str(project))
     assert checks["build"]["status"] == "warning"
     assert "csrc/my_op_kernel.cu changed after the last build" in checks["build"]["value"]
+
+
+def test_a_debug_build_is_a_warning_that_says_how_to_go_back(opgen, probed, tmp_path):
+    project = render(tmp_path, "my_op")
+    write_build_info(project, probed["torch"], probed["torch_cuda"], True, "9.0", debug=True)
+    library = built_library(project)
+    for source in (project / "csrc").iterdir():
+        os.utime(source, (library.stat().st_mtime - 60,) * 2)
+    _, checks = run_doctor(opgen, str(project))
+    assert checks["build"]["status"] == "warning"
+    assert "a debug build (MY_OP_DEBUG=1: -G -O0)" in checks["build"]["value"]
+    assert "(without MY_OP_DEBUG)" in checks["build"]["fix"]
 
 
 def test_a_build_whose_library_is_missing_is_a_warning(opgen, probed, tmp_path):

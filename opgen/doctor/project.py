@@ -108,6 +108,10 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
             issues.append((WARNING, f"csrc/{', csrc/'.join(edited)} changed after the last build: the "
                            "library runs the old code",
                            f"cd {project} && python setup.py build_ext --inplace"))
+    if info.get("DEBUG"):
+        issues.append((WARNING, f"{value}: a debug build ({name.upper()}_DEBUG=1: -G -O0), whose kernels "
+                       "are several times slower; fine for cuda-gdb, not for timing or use",
+                       f"cd {project} && {REBUILD} (without {name.upper()}_DEBUG)"))
     if gpus and not with_cuda:
         issues.append((WARNING, f"{value}: on the visible GPUs the op raises NotImplementedError",
                        f"{rebuild} where nvcc is found (see nvcc)"))
