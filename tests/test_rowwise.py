@@ -128,11 +128,12 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
         except SystemExit as exit_:
             assert exit_.code in (0, None), command
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
-    forward = run_project_tests(python, project, "tests/test_wrong_forward.py")
+    # The tests that compare values (not torch.compile's, the slowest, which compare none).
+    forward = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_forward.py")
     assert forward.returncode == 1
     assert {"test_matches_float64_reference", "test_row_lengths_around_the_kernels_sizes",
             "test_non_contiguous_inputs", "test_few_long_rows"} <= failed_tests(forward.stdout)
-    gradient = run_project_tests(python, project, "tests/test_wrong_gradient.py")
+    gradient = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_gradient.py")
     assert gradient.returncode == 1
     # (gradcheck's own tolerance, rtol 1e-3, lets an error of 1e-3 through; these do not)
     assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
