@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..cpp_expression import costly_calls
-
 from ..spec import (
     MOST_ARGUMENTS,
     SpecError,
