@@ -1,4 +1,3 @@
-
 """Benchmark embedding_bag against its reference in eager PyTorch and under torch.compile.
 
     python benchmarks/bench_embedding_bag.py                  # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark fused_axpby against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_fused_axpby.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark gelu against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_gelu.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark layer_norm against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_layer_norm.py                 # CUDA if visible, else CPU

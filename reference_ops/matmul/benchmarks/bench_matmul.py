@@ -1,4 +1,3 @@
-
 """Benchmark matmul against cuBLAS (torch.mm, TF32 off) and torch.compile.
 
     python benchmarks/bench_matmul.py                 # CUDA if visible, else CPU

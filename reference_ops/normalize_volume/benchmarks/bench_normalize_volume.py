@@ -1,4 +1,3 @@
-
 """Benchmark normalize_volume against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_normalize_volume.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark rgb_to_gray against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_rgb_to_gray.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark rms_norm against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_rms_norm.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark relu against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_relu.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark silu_mul against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_silu_mul.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark softmax against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_softmax.py                 # CUDA if visible, else CPU

@@ -1,4 +1,3 @@
-
 """Benchmark times_two against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_times_two.py                 # CUDA if visible, else CPU

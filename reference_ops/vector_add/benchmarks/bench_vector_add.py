@@ -1,4 +1,3 @@
-
 """Benchmark vector_add against eager PyTorch, torch.compile and a plain copy.
 
     python benchmarks/bench_vector_add.py                 # CUDA if visible, else CPU
