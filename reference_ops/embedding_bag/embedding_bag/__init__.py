@@ -27,7 +27,8 @@ else:
     from . import _C, _build_info  # noqa: F401
 
     WITH_CUDA = _build_info.WITH_CUDA
-    # A debug build (-G -O0: see _toolchain.py); builds older than this line did not say.
+    # A debug build (EMBEDDING_BAG_DEBUG=1, see _toolchain.py); a _build_info.py
+    # without DEBUG was written before it was recorded, by a release build.
     DEBUG_BUILD = getattr(_build_info, "DEBUG", False)
 
 from .embedding_bag import embedding_bag  # noqa: E402
