@@ -164,6 +164,13 @@ def _parenthesized(cpp: str) -> bool:
     return False
 
 
+def _unparenthesized(text: str) -> str:
+    """`text` without the parentheses that hold the whole of it: ((a > b)) -> a > b."""
+    while _parenthesized(text):
+        text = text[1:-1].strip()
+    return text
+
+
 def _lane_truth(node: Node) -> str:
     """The node as a truth value in C++ where it meets masks: a floating value is `!= 0`."""
     return f"({node.cpp} != {CAST}(0))" if node.kind == FLOAT else node.cpp
@@ -179,13 +186,32 @@ def _truth(node: Node) -> str:
     return node.torch if node.kind != FLOAT else f"({node.torch} != 0)"
 
 
+def _spanned(method):
+    """Records the tokens each value of the expression spans, and where `substitutions` names
+    a span, puts that name in place of the value's C++ (see given_conditions)."""
+
+    def wrapper(self, *arguments):
+        start = self.index
+        node = method(self, *arguments)
+        span = (start, self.index)
+        if span in self.substitutions:
+            node = Node(BOOL, node.tensor, self.substitutions[span], None, lanes=True)
+        self.spans.append((span, node))
+        return node
+
+    return wrapper
+
+
 class _Parser:
-    def __init__(self, expression: str, names: dict[str, str], tensors: set[str]):
+    def __init__(self, expression: str, names: dict[str, str], tensors: set[str],
+                 substitutions: dict[tuple[int, int], str] | None = None):
         self.tokens = tokenize(expression)
         self.index = 0
         self.names = names
         self.tensors = tensors
         self.used: set[str] = set()
+        self.substitutions = substitutions or {}
+        self.spans: list[tuple[tuple[int, int], Node]] = []
 
     @property
     def token(self) -> Token:
@@ -211,6 +237,7 @@ class _Parser:
                                   "continue the expression")
         return node
 
+    @_spanned
     def conditional(self) -> Node:
         condition = self.binary(0)
         if self.token.text != "?":
@@ -242,6 +269,7 @@ class _Parser:
             torch_text = f"({if_true.torch} if {condition.torch} else {if_false.torch})"
         return Node(kind, tensor, cpp, torch_text, lanes=lanes)
 
+    @_spanned
     def binary(self, level: int) -> Node:
         if level == len(_BINARY_LEVELS):
             return self.unary()
@@ -300,6 +328,7 @@ class _Parser:
             torch_text = f"({left.torch}) {operator} ({right.torch})"
         return Node(kind, tensor, cpp, torch_text, lanes=lanes)
 
+    @_spanned
     def unary(self) -> Node:
         if self.token.text in ("+", "-", "!", "~"):
             operator = self.take().text
@@ -324,6 +353,7 @@ class _Parser:
             return Node(kind, operand.tensor, cpp, torch_text, literal, lanes=operand.lanes)
         return self.primary()
 
+    @_spanned
     def primary(self) -> Node:
         token = self.take()
         if token.text == "(":
@@ -355,6 +385,7 @@ class _Parser:
         found = repr(token.text) if token.text else "the end"
         raise ExpressionError(f"{found} at position {token.position + 1} cannot start a value")
 
+    @_spanned
     def call(self, function: Token) -> Node:
         name = SUFFIXED.get(function.text, function.text)
         if name != CAST and name not in MATH_FUNCTIONS:
@@ -459,3 +490,50 @@ def costly_calls(cpp: str) -> int:
     """How many calls of COSTLY_FUNCTIONS the C++ of a formula makes."""
     return sum(name in COSTLY_FUNCTIONS for name in re.findall(r"\b(\w+)\(", cpp))
 
+
+
+@dataclass
+class Condition:
+    """A truth value a gradient formula computes from the tensors (not from grad): its C++
+    over acc_t and its text as the user wrote it."""
+
+    cpp: str
+    text: str
+
+
+def given_conditions(expression: str, names: dict[str, str], tensors: set[str] | frozenset[str],
+                     conditions: list[Condition]) -> str | None:
+    """The C++ of a gradient formula that reads the tensors only through conditions (relu's
+    `x > 0 ? grad : 0`), written over those conditions as `condition_<k>` (k: their place in
+    `conditions`, to which new ones are added), or None where it reads a tensor otherwise.
+
+    Such a gradient needs one bit of each tensor element per condition, not the element:
+    the forward can save the bits instead of the inputs. A condition is a largest truth value
+    of floating values that reads a tensor and not grad: in `(x > lo && x < hi) ? grad : 0`
+    the whole `x > lo && x < hi`.
+    """
+    parser = _Parser(expression, names, set(tensors))
+    parser.parse()
+    tokens = parser.tokens
+
+    def reads(span: tuple[int, int], wanted: set[str] | frozenset[str]) -> bool:
+        return any(tokens[i].kind == "name" and tokens[i].text in wanted for i in range(*span))
+
+    candidates = {span: node for span, node in parser.spans
+                  if node.kind == BOOL and node.lanes and reads(span, tensors) and not reads(span, {"grad"})}
+    largest = sorted(span for span in candidates
+                     if not any(other != span and other[0] <= span[0] and span[1] <= other[1]
+                                for other in candidates))
+    covered = {i for start, end in largest for i in range(start, end)}
+    if any(tokens[i].kind == "name" and tokens[i].text in tensors and i not in covered
+           for i in range(len(tokens))):
+        return None
+    substitutions = {}
+    for span in largest:
+        cpp = _unparenthesized(candidates[span].cpp)
+        if cpp not in [c.cpp for c in conditions]:
+            last = tokens[span[1] - 1]
+            text = _unparenthesized(expression[tokens[span[0]].position:last.position + len(last.text)])
+            conditions.append(Condition(cpp, text))
+        substitutions[span] = f"condition_{[c.cpp for c in conditions].index(cpp)}"
+    return _acc(_Parser(expression, names, set(tensors), substitutions).parse())

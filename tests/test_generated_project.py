@@ -70,6 +70,23 @@ def test_a_wrong_gradient_kernel_fails_the_generated_tests(python, projects):
     assert "test_matches_float64_reference" not in failed_tests(result.stdout)
 
 
+def test_a_wrong_saved_mask_fails_the_generated_tests(python, projects):
+    # relu's gradient reads x only through x > 0: the forward can save that as a bit an
+    # element (on CUDA, under autograd). Here the CPU forward puts each bit in the wrong place
+    # of its word; the tests that compare the mask's backward with the backward op must fail.
+    project = render(projects, "wrong_mask", "--signature", "x: Tensor", "--forward", "x > 0 ? x : 0",
+                     "--gradients", "x: x > 0 ? grad : 0", "--dtypes", "float32")
+    glue = project / "csrc" / "wrong_mask.cpp"
+    right = "<< (i % 32);"
+    assert glue.read_text().count(right) == 1
+    glue.write_text(glue.read_text().replace(right, "<< (31 - i % 32);"))
+    pip_install(python, project, USE_CUDA="0")  # the CPU kernels are the ones made wrong
+    result = run_project_tests(python, project, "-k", "mask")
+    assert result.returncode == 1
+    assert {"test_backward_from_the_saved_mask_matches_the_backward_op",
+            "test_the_saved_mask_with_unaligned_inputs_and_gradients"} <= failed_tests(result.stdout)
+
+
 def test_a_cpu_only_build_says_why_cuda_was_skipped(python, projects, tmp_path):
     project = tmp_path / "my_op"
     shutil.copytree(render(projects / "cpu_only", "my_op"), project)

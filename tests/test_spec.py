@@ -3,7 +3,7 @@
 import pytest
 
 from opgen.answers import collect_op, options_of
-from opgen.cpp_expression import BOOL, FLOAT, INT
+from opgen.cpp_expression import BOOL, FLOAT, INT, given_conditions
 from opgen.model import project_record, read_project
 from opgen.spec import (
     SpecError,
@@ -273,6 +273,57 @@ def test_formulas_are_written_in_cpp_with_literals_in_acc_t_and_in_pytorch(formu
     names = {"x": FLOAT, "y": FLOAT, "grad": FLOAT, "alpha": FLOAT, "n": INT, "flip": BOOL}
     written = cpp_formula("forward", formula, names, {"x", "y", "grad"})
     assert (written.cpp, written.torch) == (cpp, torch)
+
+
+@pytest.mark.parametrize(
+    ("formula", "given", "conditions"),
+    [
+        ("x > 0 ? grad : 0", "where(condition_0, grad, acc_t(0))", [("x > acc_t(0)", "x > 0")]),
+        ("grad * (x > 0)", "grad * acc_t(condition_0)", [("x > acc_t(0)", "x > 0")]),
+        # The largest truth value that reads no grad is one condition, however it is spelt.
+        ("((x > alpha && x < 2)) ? grad : 0", "where(condition_0, grad, acc_t(0))",
+         [("x > alpha && x < acc_t(2)", "x > alpha && x < 2")]),
+        ("(x > 0) * grad + (y < n) * 2 * grad - (x > 0) * grad",
+         "acc_t(condition_0) * grad + acc_t(condition_1) * acc_t(2) * grad - acc_t(condition_0) * grad",
+         [("x > acc_t(0)", "x > 0"), ("y < acc_t(n)", "y < n")]),
+        ("x > y && grad > 0 ? alpha * grad : 0",
+         "where(condition_0 && grad > acc_t(0), alpha * grad, acc_t(0))", [("x > y", "x > y")]),
+        ("max(x, y) > 1 ? grad : -grad", "where(condition_0, grad, -grad)",
+         [("max(x, y) > acc_t(1)", "max(x, y) > 1")]),
+        # Gradients that need more of a tensor than a truth value: no conditions.
+        ("x > 0 ? grad * x : 0", None, []),
+        ("grad * exp(x)", None, []),
+        ("grad > x ? grad : 0", None, []),
+        # No tensor at all: nothing to save, the formula as it is.
+        ("alpha * grad", "alpha * grad", []),
+    ],
+)
+def test_gradients_reading_tensors_only_through_conditions_are_written_over_them(formula, given, conditions):
+    names = {"x": FLOAT, "y": FLOAT, "grad": FLOAT, "alpha": FLOAT, "n": INT}
+    found = []
+    assert given_conditions(formula, names, {"x", "y"}, found) == given
+    assert [(c.cpp, c.text) for c in found] == conditions
+
+
+def test_an_op_saves_conditions_only_where_every_gradient_reads_its_tensors_through_them():
+    def saved(signature, forward, gradients):
+        answers = {**DEFAULTS, "signature": signature, "forward": forward, "gradients": gradients}
+        op = validate_answers({k: v for k, v in answers.items() if k != "reference"})
+        return [c["text"] for c in op["saved_conditions"]], {g["input"]: g.get("cpp_given") for g in op["gradients"]}
+
+    # max: both gradients share one condition.
+    assert saved("x: Tensor, y: Tensor", "x > y ? x : y", "x: x > y ? grad : 0; y: x > y ? 0 : grad") == (
+        ["x > y"], {"x": "where(condition_0, grad, acc_t(0))", "y": "where(condition_0, acc_t(0), grad)"})
+    # One gradient that reads y itself: the forward saves the tensors.
+    assert saved("x: Tensor, y: Tensor", "x > 0 ? x * y : 0", "x: x > 0 ? grad * y : 0; y: x > 0 ? grad * x : 0") == (
+        [], {"x": None, "y": None})
+    # A gradient that is grad itself has no kernel, and does not count.
+    assert saved("x: Tensor, y: Tensor", "x > 0 ? x + y : y", "x: x > 0 ? grad : 0; y: grad") == (
+        ["x > 0"], {"x": "where(condition_0, grad, acc_t(0))", "y": None})
+    # More conditions than bits are worth: the tensors.
+    many = " + ".join(f"(x > {k}) * grad" for k in range(5))
+    assert saved("x: Tensor", "x", f"x: {many}") == ([], {"x": None})
+    assert saved("x: Tensor, alpha: float = 2.0", "alpha * x", "x: alpha * grad") == ([], {"x": None})
 
 
 def test_integer_division_is_refused_where_cpp_and_python_disagree():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import cpp_expression
 from ..cpp_expression import costly_calls
 from ..spec import (
     MOST_ARGUMENTS,
@@ -66,9 +67,41 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                             f"a PyTorch op takes at most {MOST_ARGUMENTS}; read fewer tensors")
     else:
         grads, non_differentiable = [], []
+    conditions = saved_conditions(grads, params)
     return {"forward": answers["forward"], "forward_cpp": forward.cpp, "gradients": grads,
-            "non_differentiable": non_differentiable,
+            "non_differentiable": non_differentiable, "saved_conditions": conditions,
             "cpu_grain": cpu_grain([forward.cpp, *(g["cpp"] for g in grads)])}
+
+
+# At most this many conditions are saved as bits; a gradient that reads more saves its inputs.
+MOST_SAVED_CONDITIONS = 4
+
+
+def saved_conditions(grads: list[dict[str, Any]], params: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """What the forward saves for the backward on CUDA, where every gradient formula reads the
+    tensors only through conditions (relu's `x > 0 ? grad : 0`): those conditions, one bit an
+    element each, instead of the tensors (4 bytes an element for float32). Each gradient then
+    also gets `cpp_given`, its C++ over the conditions. [] where a gradient reads a tensor
+    otherwise (or none reads one): the forward saves the tensors the formulas read.
+
+    Gradients that are grad itself have no kernel (templates/kinds/common/op_file.jinja)."""
+    names = {**formula_names(params), "grad": cpp_expression.FLOAT}
+    tensors = {p["name"] for p in params if p["type"] == "Tensor"}
+    conditions: list[cpp_expression.Condition] = []
+    given = {}
+    for g in grads:
+        if g["formula"] == "grad":
+            continue
+        cpp = cpp_expression.given_conditions(g["formula"], names, tensors, conditions)
+        if cpp is None:
+            return []
+        given[g["input"]] = cpp
+    if not conditions or len(conditions) > MOST_SAVED_CONDITIONS:
+        return []
+    for g in grads:
+        if g["input"] in given:
+            g["cpp_given"] = given[g["input"]]
+    return [{"cpp": c.cpp, "text": c.text} for c in conditions]
 
 
 # Elements per CPU task: torch's own 32768 where an element costs a few instructions. Where it

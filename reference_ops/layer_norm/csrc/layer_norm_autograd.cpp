@@ -73,8 +73,8 @@ class LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*x*/, const at::Tensor& /*weight*/,
                             const at::Tensor& /*bias*/) {
-    ctx->save_for_backward({args.x, args.weight, args.bias});
     ctx->saved_data["eps"] = args.eps;
+    ctx->save_for_backward({args.x, args.weight, args.bias});
     return kernels::forward(args.x, args.weight, args.bias, args.eps);
   }
 

@@ -7,4 +7,6 @@
 TORCH_LIBRARY(relu, m) {
   m.def("relu(Tensor x) -> Tensor");
   m.def("relu_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("relu_forward_saving_mask(Tensor x) -> (Tensor, Tensor)");
+  m.def("relu_backward_from_mask(Tensor grad, Tensor mask) -> Tensor");
 }

@@ -305,6 +305,140 @@ at::Tensor backward_impl(const at::Tensor& grad, const GradReads<const at::Tenso
 }  // namespace cuda
 #endif  // WITH_CUDA
 
+// The forward that also saves the conditions the gradients read, as bits (the layout:
+// csrc/relu_kernel.h), and the backward that reads them instead of x. Autograd
+// (csrc/relu_autograd.cpp) takes them on CUDA for inputs of one shape, contiguous;
+// the CPU kernels serve direct calls and the tests.
+namespace mask {
+
+int64_t words(int64_t n) { return (n + 31) / 32; }
+
+void check_forward_inputs(const Tensors<const at::Tensor&>& in) {
+  check_tensors("relu_forward_saving_mask", {{"x", in.x}});
+}
+
+// grad's checks, and the mask's: int32, on grad's device, one plane of words per condition.
+void check_backward_inputs(const at::Tensor& grad, const at::Tensor& mask) {
+  check_tensors("relu_backward_from_mask", {{"grad", grad}});
+  const std::vector<int64_t> expected{kSavedConditions, words(grad.numel())};
+  TORCH_CHECK(mask.scalar_type() == at::kInt && mask.device() == grad.device() &&
+                  mask.sizes() == at::IntArrayRef(expected) && mask.is_contiguous(),
+              "relu_backward_from_mask: mask is ", dtype_name(mask.scalar_type()), " of shape ",
+              mask.sizes(), " on ", mask.device(),
+              "; expected the contiguous torch.int32 tensor of shape ", at::IntArrayRef(expected),
+              " on ", grad.device(),
+              " that relu_forward_saving_mask returned for an output of grad's shape");
+}
+
+const uint32_t* bits(const at::Tensor& mask) {
+  return reinterpret_cast<const uint32_t*>(mask.const_data_ptr<int32_t>());
+}
+
+std::tuple<at::Tensor, at::Tensor> forward_cpu(const Tensors<const at::Tensor&>& in,
+                                               const Scalars<double>& s) {
+  check_forward_inputs(in);
+  // Contiguous copies (no-ops when already contiguous) held in locals until the loops finish.
+  const Tensors<at::Tensor> dense{in.x.contiguous()};
+  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  const int64_t n = out.numel();
+  const int64_t n_words = words(n);
+  at::Tensor mask = new_tensor(in.x, {kSavedConditions, n_words}, at::kInt);
+  AT_DISPATCH_SWITCH(
+      in.x.scalar_type(), "relu_forward_saving_mask_cpu", RELU_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        // double where the input or the output is double; float for the rest, integers too.
+        using acc_t =
+            std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
+                               double, float>;
+        const Tensors<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
+        out_t* out_p = out.mutable_data_ptr<out_t>();
+        uint32_t* mask_p = reinterpret_cast<uint32_t*>(mask.mutable_data_ptr<int32_t>());
+        // Whole words a task, so that no two tasks write one.
+        at::parallel_for(0, n_words, kCpuGrain / 32, [&](int64_t begin, int64_t end) {
+          for (int64_t w = begin; w < end; ++w) {
+            uint32_t word[kSavedConditions] = {};
+            for (int64_t i = w * 32; i < std::min(n, w * 32 + 32); ++i) {
+              out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(data.x[i])));
+              word[0] |= uint32_t(bool(condition_0<acc_t>(static_cast<acc_t>(data.x[i]))))
+                         << (i % 32);
+            }
+            for (int c = 0; c < kSavedConditions; ++c) mask_p[c * n_words + w] = word[c];
+          }
+        });
+      }));
+  return {out, mask};
+}
+
+at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& mask, const Scalars<double>& s) {
+  check_backward_inputs(grad, mask);
+  // grad as it is where it is one value, else contiguous.
+  const bool grad_is_one_value = is_one_value(grad);
+  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : grad.contiguous();
+  const int64_t grad_step = grad_is_one_value ? 0 : 1;
+  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
+  const int64_t n = grad.numel();
+  const int64_t n_words = words(n);
+  AT_DISPATCH_SWITCH(grad.scalar_type(), "relu_backward_from_mask_cpu", RELU_DISPATCH_CASES([&] {
+                       using acc_t = at::opmath_type<scalar_t>;
+                       const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
+                       const uint32_t* mask_p = bits(mask);
+                       const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
+                       at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+                         for (int64_t i = begin; i < end; ++i) {
+                           const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
+                           const bool condition_0 = (mask_p[0 * n_words + i / 32] >> (i % 32)) & 1u;
+                           grads_p.x[i] =
+                               static_cast<scalar_t>(grad_wrt_x_given<acc_t>(g, condition_0));
+                         }
+                       });
+                     }));
+  return grads.x;
+}
+
+#ifdef WITH_CUDA
+std::tuple<at::Tensor, at::Tensor> forward_cuda(const Tensors<const at::Tensor&>& in,
+                                                const Scalars<double>& s) {
+  check_forward_inputs(in);
+  const c10::cuda::CUDAGuard device_guard(in.x.device());
+  const Tensors<at::Tensor> dense{in.x.contiguous()};
+  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  const int64_t n = out.numel();
+  at::Tensor mask = new_tensor(in.x, {kSavedConditions, words(n)}, at::kInt);
+  if (n == 0) return {out, mask};
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_SWITCH(
+      in.x.scalar_type(), "relu_forward_saving_mask_cuda", RELU_DISPATCH_CASES([&] {
+        using out_t = scalar_t;
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(dense.x)};
+        uint32_t* mask_p = reinterpret_cast<uint32_t*>(mask.mutable_data_ptr<int32_t>());
+        C10_CUDA_CHECK(
+            launch_forward_saving_mask(data, cuda_mutable_data<out_t>(out), mask_p, n, s, stream));
+      }));
+  return {out, mask};
+}
+
+at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask, const Scalars<double>& s) {
+  check_backward_inputs(grad, mask);
+  const c10::cuda::CUDAGuard device_guard(grad.device());
+  const bool grad_is_one_value = is_one_value(grad);
+  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : grad.contiguous();
+  const int64_t grad_step = grad_is_one_value ? 0 : 1;
+  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
+  const int64_t n = grad.numel();
+  if (n == 0) return grads.x;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_SWITCH(
+      grad.scalar_type(), "relu_backward_from_mask_cuda", RELU_DISPATCH_CASES([&] {
+        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x)};
+        C10_CUDA_CHECK(launch_backward_from_mask(cuda_data<scalar_t>(grad_c), grad_step, bits(mask),
+                                                 grads_p, n, s, stream));
+      }));
+  return grads.x;
+}
+#endif  // WITH_CUDA
+
+}  // namespace mask
+
 // The functions the dispatcher calls, with the arguments one by one in the schema's order.
 at::Tensor forward_cpu(const at::Tensor& x) { return cpu::forward_impl({x}, {}); }
 
@@ -319,17 +453,39 @@ at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& x) {
   return cuda::backward_impl(grad, {x}, {});
 }
 #endif  // WITH_CUDA
+
+std::tuple<at::Tensor, at::Tensor> forward_saving_mask_cpu(const at::Tensor& x) {
+  return mask::forward_cpu({x}, {});
+}
+
+at::Tensor backward_from_mask_cpu(const at::Tensor& grad, const at::Tensor& mask) {
+  return mask::backward_cpu(grad, mask, {});
+}
+
+#ifdef WITH_CUDA
+std::tuple<at::Tensor, at::Tensor> forward_saving_mask_cuda(const at::Tensor& x) {
+  return mask::forward_cuda({x}, {});
+}
+
+at::Tensor backward_from_mask_cuda(const at::Tensor& grad, const at::Tensor& mask) {
+  return mask::backward_cuda(grad, mask, {});
+}
+#endif  // WITH_CUDA
 }  // namespace
 
 TORCH_LIBRARY_IMPL(relu, CPU, m) {
   m.impl("relu", &forward_cpu);
   m.impl("relu_backward", &backward_cpu);
+  m.impl("relu_forward_saving_mask", &forward_saving_mask_cpu);
+  m.impl("relu_backward_from_mask", &backward_from_mask_cpu);
 }
 
 #ifdef WITH_CUDA
 TORCH_LIBRARY_IMPL(relu, CUDA, m) {
   m.impl("relu", &forward_cuda);
   m.impl("relu_backward", &backward_cuda);
+  m.impl("relu_forward_saving_mask", &forward_saving_mask_cuda);
+  m.impl("relu_backward_from_mask", &backward_from_mask_cuda);
 }
 #endif
 

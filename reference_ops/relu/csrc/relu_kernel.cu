@@ -239,4 +239,178 @@ template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*, int64_
                                                     Grads<__nv_bfloat16*>, int64_t, Scalars<double>,
                                                     cudaStream_t);
 
+// The conditions the gradients read (csrc/relu_math.h), saved by the forward as bits:
+// plane c of the mask holds condition_c of element i at bit i % 32 of its word i / 32, each
+// plane (n + 31) / 32 words. The backward reads them instead of x.
+namespace {
+
+// Element e of p, or the last element for e past it: the loads of a vector that overhangs
+// the end stay inside the tensor, and what they read is never stored.
+template <typename T>
+__device__ __forceinline__ T element_or_last(const T* p, int64_t e, int64_t n) {
+  return p[e < n ? e : n - 1];
+}
+
+// Each thread computes kVec elements (one 16-byte vector); the kVec bits of each condition
+// that it gets are gathered across the lanes that share a 32-bit word by shuffles, so whole
+// warps step through the loop together (its bound is the warp's first vector).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    forward_saving_mask_kernel(const Tensors<const T*> in, Out<T>* __restrict__ out,
+                               uint32_t* __restrict__ mask, int64_t n, bool vectorized,
+                               const Scalars<Acc<T>> s) {
+  constexpr int kVec = VecWidth<T>::value;
+  constexpr int kLanesPerWord = 32 / kVec;
+  using V = Vec<T, kVec>;
+  using VOut = Vec<Out<T>, kVec>;
+  const int64_t words = (n + 31) / 32;
+  const int64_t n_vecs = (n + kVec - 1) / kVec;
+  const int lane = threadIdx.x % 32;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+#pragma unroll 1
+  for (int64_t warp_first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x - lane;
+       warp_first < n_vecs; warp_first += stride) {
+    const int64_t first = (warp_first + lane) * kVec;  // this thread's first element
+    const bool whole = vectorized && first + kVec <= n;
+    Tensors<V> v;
+    if (whole) {
+      v.x = reinterpret_cast<const V*>(in.x)[warp_first + lane];
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        v.x.v[k] = element_or_last(in.x, first + k, n);
+      }
+    }
+    VOut o;
+    uint32_t bits[kSavedConditions] = {};
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      o.v[k] = from_acc<Out<T>>(forward<Acc<T>>(to_acc(v.x.v[k])));
+      const uint32_t in_range = first + k < n;
+      bits[0] |= (in_range & uint32_t(bool(condition_0<Acc<T>>(to_acc(v.x.v[k]))))) << k;
+    }
+    if (whole) {
+      reinterpret_cast<VOut*>(out)[warp_first + lane] = o;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        if (first + k < n) out[first + k] = o.v[k];
+      }
+    }
+    // The lanes of one word put their bits side by side; an OR across them (xor-shuffles
+    // stay within aligned groups of kLanesPerWord lanes) leaves the word in each.
+    const int64_t word = warp_first * kVec / 32 + lane / kLanesPerWord;
+#pragma unroll
+    for (int c = 0; c < kSavedConditions; ++c) {
+      uint32_t w = bits[c] << (lane % kLanesPerWord * kVec);
+#pragma unroll
+      for (int offset = 1; offset < kLanesPerWord; offset *= 2) {
+        w |= __shfl_xor_sync(0xffffffffu, w, offset);
+      }
+      if (lane % kLanesPerWord == 0 && word < words) mask[c * words + word] = w;
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    backward_from_mask_kernel(const T* __restrict__ grad, int64_t grad_step,
+                              const uint32_t* __restrict__ mask, const Grads<T*> grads, int64_t n,
+                              bool vectorized, const Scalars<Acc<T>> s) {
+  constexpr int kVec = 16 / sizeof(T);
+  using V = Vec<T, kVec>;
+  const int64_t words = (n + 31) / 32;
+  const int64_t n_vecs = (n + kVec - 1) / kVec;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+#pragma unroll 1
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n_vecs; i += stride) {
+    const int64_t first = i * kVec;
+    const bool whole = vectorized && first + kVec <= n;
+    // kVec divides 32: a vector's bits lie in one word.
+    uint32_t bits[kSavedConditions];
+#pragma unroll
+    for (int c = 0; c < kSavedConditions; ++c)
+      bits[c] = mask[c * words + first / 32] >> (first % 32);
+    V grad_v;
+    if (grad_step == 0) {  // one value for every element (uniform across the grid)
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) grad_v.v[k] = grad[0];
+    } else if (whole) {
+      grad_v = reinterpret_cast<const V*>(grad)[i];
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) grad_v.v[k] = element_or_last(grad, first + k, n);
+    }
+    Grads<V> grads_v;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const Acc<T> g = to_acc(grad_v.v[k]);
+      grads_v.x.v[k] = from_acc<T>(grad_wrt_x_given<Acc<T>>(g, bool((bits[0] >> k) & 1u)));
+    }
+    if (whole) {
+      reinterpret_cast<V*>(grads.x)[i] = grads_v.x;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        if (first + k < n) {
+          grads.x[first + k] = grads_v.x.v[k];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t launch_forward_saving_mask(Tensors<const T*> in, Out<T>* out, uint32_t* mask, int64_t n,
+                                       Scalars<double> s, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  constexpr int kVec = VecWidth<T>::value;
+  const bool vectorized = is_aligned16(in.x) && is_aligned16(out);
+  const int blocks = num_blocks((n + kVec - 1) / kVec);
+  forward_saving_mask_kernel<T>
+      <<<blocks, kThreads, 0, stream>>>(in, out, mask, n, vectorized, Scalars<Acc<T>>{});
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_backward_from_mask(const T* grad, int64_t grad_step, const uint32_t* mask,
+                                      Grads<T*> grads, int64_t n, Scalars<double> s,
+                                      cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  constexpr int kVec = 16 / sizeof(T);
+  const bool vectorized = (grad_step == 0 || is_aligned16(grad)) && is_aligned16(grads.x);
+  const int blocks = num_blocks((n + kVec - 1) / kVec);
+  backward_from_mask_kernel<T><<<blocks, kThreads, 0, stream>>>(grad, grad_step, mask, grads, n,
+                                                                vectorized, Scalars<Acc<T>>{});
+  return cudaGetLastError();
+}
+template cudaError_t launch_forward_saving_mask<float>(Tensors<const float*>, Out<float>*,
+                                                       uint32_t*, int64_t, Scalars<double>,
+                                                       cudaStream_t);
+template cudaError_t launch_backward_from_mask<float>(const float*, int64_t, const uint32_t*,
+                                                      Grads<float*>, int64_t, Scalars<double>,
+                                                      cudaStream_t);
+template cudaError_t launch_forward_saving_mask<double>(Tensors<const double*>, Out<double>*,
+                                                        uint32_t*, int64_t, Scalars<double>,
+                                                        cudaStream_t);
+template cudaError_t launch_backward_from_mask<double>(const double*, int64_t, const uint32_t*,
+                                                       Grads<double*>, int64_t, Scalars<double>,
+                                                       cudaStream_t);
+template cudaError_t launch_forward_saving_mask<__half>(Tensors<const __half*>, Out<__half>*,
+                                                        uint32_t*, int64_t, Scalars<double>,
+                                                        cudaStream_t);
+template cudaError_t launch_backward_from_mask<__half>(const __half*, int64_t, const uint32_t*,
+                                                       Grads<__half*>, int64_t, Scalars<double>,
+                                                       cudaStream_t);
+template cudaError_t launch_forward_saving_mask<__nv_bfloat16>(Tensors<const __nv_bfloat16*>,
+                                                               Out<__nv_bfloat16>*, uint32_t*,
+                                                               int64_t, Scalars<double>,
+                                                               cudaStream_t);
+template cudaError_t launch_backward_from_mask<__nv_bfloat16>(const __nv_bfloat16*, int64_t,
+                                                              const uint32_t*,
+                                                              Grads<__nv_bfloat16*>, int64_t,
+                                                              Scalars<double>, cudaStream_t);
+
 }  // namespace relu

@@ -31,4 +31,16 @@ template <typename T>
 cudaError_t launch_backward(const T* grad, int64_t grad_step, GradReads<const T*> reads,
                             Grads<T*> grads, int64_t n, Scalars<double> s, cudaStream_t stream);
 
+// The forward that also saves the conditions the gradients read (csrc/relu_math.h)
+// in mask: plane c holds condition_c of element i at bit i % 32 of word i / 32, each plane
+// (n + 31) / 32 words. The backward reads them instead of x.
+template <typename T>
+cudaError_t launch_forward_saving_mask(Tensors<const T*> in, Out<T>* out, uint32_t* mask, int64_t n,
+                                       Scalars<double> s, cudaStream_t stream);
+
+template <typename T>
+cudaError_t launch_backward_from_mask(const T* grad, int64_t grad_step, const uint32_t* mask,
+                                      Grads<T*> grads, int64_t n, Scalars<double> s,
+                                      cudaStream_t stream);
+
 }  // namespace relu

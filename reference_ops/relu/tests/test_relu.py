@@ -291,6 +291,93 @@ def test_opcheck_backward_op(device):
     torch.library.opcheck(torch.ops.relu.relu_backward.default, args)
 
 
+
+# On CUDA, autograd saves what the gradients read of x (x > 0) as
+# bits (relu_forward_saving_mask) and its backward reads those
+# (relu_backward_from_mask): they must give what relu_backward gives from
+# x themselves, at sizes around a 32-bit word and a vector.
+FORWARD_SAVING_MASK = torch.ops.relu.relu_forward_saving_mask
+BACKWARD_FROM_MASK = torch.ops.relu.relu_backward_from_mask
+
+
+def check_saved_mask(inputs: dict[str, Tensor], grad: Tensor) -> None:
+    out, mask = FORWARD_SAVING_MASK(*positional(inputs))
+    first = inputs[TENSOR_ARGS[0]]
+    torch.testing.assert_close(out, op(**inputs, **SCALARS), **TOLERANCES[first.dtype])
+    assert mask.dtype == torch.int32
+    assert mask.shape == (1, (first.numel() + 31) // 32)
+    reads = [inputs[name] for name in GRAD_READS]
+    expected = torch.ops.relu.relu_backward(grad, *reads, *SCALARS.values())
+    actual = BACKWARD_FROM_MASK(grad, mask, *SCALARS.values())
+    if isinstance(actual, Tensor):
+        actual, expected = [actual], [expected]
+    for a, e in zip(actual, expected):
+        assert a.shape == grad.shape and a.dtype == grad.dtype
+        torch.testing.assert_close(a, e, **TOLERANCES[grad.dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 7, 31, 32, 33, 255, 257, 4099, 65537])
+def test_backward_from_the_saved_mask_matches_the_backward_op(device, dtype, n):
+    inputs = make_inputs((n,), dtype, device)
+    check_saved_mask(inputs, torch.randn(n, dtype=torch.float64).to(dtype=dtype, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_saved_mask_with_unaligned_inputs_and_gradients(device):
+    n = 1001
+    # A storage offset of one element: not 16-byte aligned, read one element at a time.
+    inputs = {k: v[1:] for k, v in make_inputs((n + 1,), DTYPES[0], device).items()}
+    grads = {
+        "one value": torch.tensor(1.5, dtype=DTYPES[0], device=device).expand(n),
+        "every other": torch.randn(2 * n, dtype=DTYPES[0], device=device)[::2],
+        "offset": torch.randn(n + 1, dtype=DTYPES[0], device=device)[1:],
+    }
+    for name, grad in grads.items():
+        try:
+            check_saved_mask(inputs, grad)
+        except AssertionError as error:
+            raise AssertionError(f"grad {name}: {error}") from error
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_saved_mask_ops(device):
+    inputs = make_inputs((5, 7), DTYPES[0], device)
+    torch.library.opcheck(FORWARD_SAVING_MASK.default, positional(inputs))
+    _, mask = FORWARD_SAVING_MASK(*positional(inputs))
+    grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
+    torch.library.opcheck(BACKWARD_FROM_MASK.default, (grad, mask, *SCALARS.values()))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_autograd_saves_the_mask_on_cuda_for_contiguous_inputs(device):
+    # Where the backward's time is the bytes it moves (CUDA), a contiguous forward saves
+    # bits; elsewhere, and for other layouts, it saves x.
+    def saved_a_mask(inputs: dict[str, Tensor]) -> bool:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+            torch.autograd.grad(op(**inputs, **SCALARS).sum(), [inputs[n] for n in GRAD_ARGS])
+        names = {e.name for e in profile.events()}
+        return "relu::relu_forward_saving_mask" in names
+
+    inputs = make_inputs((6, 40), DTYPES[0], device, requires_grad=True)
+    assert saved_a_mask(inputs) == (device == "cuda")
+    transposed = {k: v.detach().t().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
+    assert not saved_a_mask(transposed)
+
+
+def test_backward_from_mask_refuses_a_mask_of_another_shape():
+    inputs = make_inputs((100,), DTYPES[0], "cpu")
+    _, mask = FORWARD_SAVING_MASK(*positional(inputs))
+    grad = torch.randn(200, dtype=DTYPES[0])  # 7 words a condition, not 4
+    says = r"relu_backward_from_mask: mask is torch.int32 of shape \[1, 4\]"
+    with pytest.raises(RuntimeError, match=says):
+        BACKWARD_FROM_MASK(grad, mask, *SCALARS.values())
+    grad = torch.randn(100, dtype=DTYPES[0])
+    with pytest.raises(RuntimeError, match="expected the contiguous torch.int32 tensor"):
+        BACKWARD_FROM_MASK(grad, mask.long(), *SCALARS.values())
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_backward_op_rejects_bad_arguments_naming_them(device):
     backward = torch.ops.relu.relu_backward.default

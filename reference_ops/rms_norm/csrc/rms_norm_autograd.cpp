@@ -68,8 +68,8 @@ class RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
   // connects to the graph the tensors it is passed.
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*x*/, const at::Tensor& /*weight*/) {
-    ctx->save_for_backward({args.x, args.weight});
     ctx->saved_data["eps"] = args.eps;
+    ctx->save_for_backward({args.x, args.weight});
     return kernels::forward(args.x, args.weight, args.eps);
   }
 

@@ -7,6 +7,8 @@
 TORCH_LIBRARY(several_ops, m) {
   m.def("relu(Tensor x) -> Tensor");
   m.def("relu_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("relu_forward_saving_mask(Tensor x) -> (Tensor, Tensor)");
+  m.def("relu_backward_from_mask(Tensor grad, Tensor mask) -> Tensor");
   m.def("fused_axpby(float a, Tensor x, Tensor b) -> Tensor");
   m.def("fused_axpby_backward(Tensor grad, float a) -> Tensor");
   m.def("matmul(Tensor a, Tensor b) -> Tensor");

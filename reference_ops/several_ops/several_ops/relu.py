@@ -117,5 +117,27 @@ def _(grad, x):
     return grad.new_empty(grad.shape)
 
 
+@torch.library.register_fake("several_ops::relu_forward_saving_mask")
+def _(x):
+    _check_tensors("relu_forward_saving_mask", x=x)
+    # The output, contiguous, and a plane of 32-bit words per condition (csrc/relu_kernel.h).
+    _out = x.new_empty(x.shape)
+    return _out, x.new_empty((1, (_out.numel() + 31) // 32), dtype=torch.int32)
+
+
+@torch.library.register_fake("several_ops::relu_backward_from_mask")
+def _(grad, mask):
+    _check_tensors("relu_backward_from_mask", grad=grad)
+    _expected = (1, (grad.numel() + 31) // 32)
+    if mask.dtype != torch.int32 or mask.device != grad.device or tuple(mask.shape) != _expected:
+        raise RuntimeError(
+            f"relu_backward_from_mask: mask is {mask.dtype} of shape {list(mask.shape)} on "
+            f"{mask.device}; expected the contiguous torch.int32 tensor of shape {list(_expected)} "
+            f"on {grad.device} that relu_forward_saving_mask returned for an output of "
+            "grad's shape"
+        )
+    return grad.new_empty(grad.shape)
+
+
 # Autograd is registered in C++ (csrc/relu_autograd.cpp): the backward is a custom
 # op of its own with CPU and CUDA kernels, so it also runs under torch.compile.

@@ -75,11 +75,11 @@ class SiluMulFunction : public torch::autograd::Function<SiluMulFunction> {
   // connects to the graph the tensors it is passed.
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*x*/, const at::Tensor& /*y*/) {
-    ctx->save_for_backward({args.x, args.y});
     // The shapes the gradients are summed back to where an input broadcast (keys with a
     // space: no argument's name).
     ctx->saved_data["shape of x"] = args.x.sym_sizes();
     ctx->saved_data["shape of y"] = args.y.sym_sizes();
+    ctx->save_for_backward({args.x, args.y});
     return kernels::forward(args.x, args.y);
   }
 
