@@ -324,6 +324,9 @@ def test_an_op_saves_conditions_only_where_every_gradient_reads_its_tensors_thro
     many = " + ".join(f"(x > {k}) * grad" for k in range(5))
     assert saved("x: Tensor", "x", f"x: {many}") == ([], {"x": None})
     assert saved("x: Tensor, alpha: float = 2.0", "alpha * x", "x: alpha * grad") == ([], {"x": None})
+    # An argument that would share a name with the conditions: the tensors.
+    assert saved("x: Tensor, condition_0: float = 1.0", "x > 0 ? x : 0", "x: x > 0 ? grad : 0") == (
+        [], {"x": None})
 
 
 def test_integer_division_is_refused_where_cpp_and_python_disagree():

@@ -86,6 +86,8 @@ def saved_conditions(grads: list[dict[str, Any]], params: list[dict[str, Any]]) 
 
     Gradients that are grad itself have no kernel (templates/kinds/common/op_file.jinja)."""
     names = {**formula_names(params), "grad": cpp_expression.FLOAT}
+    if any(name.startswith("condition_") for name in names):
+        return []  # the functions of the gradients over the conditions name them condition_<k>
     tensors = {p["name"] for p in params if p["type"] == "Tensor"}
     conditions: list[cpp_expression.Condition] = []
     given = {}

@@ -378,20 +378,20 @@ at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& mask, const Sc
   Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
   const int64_t n = grad.numel();
   const int64_t n_words = words(n);
-  AT_DISPATCH_SWITCH(grad.scalar_type(), "relu_backward_from_mask_cpu", RELU_DISPATCH_CASES([&] {
-                       using acc_t = at::opmath_type<scalar_t>;
-                       const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
-                       const uint32_t* mask_p = bits(mask);
-                       const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
-                       at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-                         for (int64_t i = begin; i < end; ++i) {
-                           const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
-                           const bool condition_0 = (mask_p[0 * n_words + i / 32] >> (i % 32)) & 1u;
-                           grads_p.x[i] =
-                               static_cast<scalar_t>(grad_wrt_x_given<acc_t>(g, condition_0));
-                         }
-                       });
-                     }));
+  AT_DISPATCH_SWITCH(
+      grad.scalar_type(), "relu_backward_from_mask_cpu", RELU_DISPATCH_CASES([&] {
+        using acc_t = at::opmath_type<scalar_t>;
+        const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
+        const uint32_t* mask_p = bits(mask);
+        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
+        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
+            const bool condition_0 = (mask_p[0 * n_words + i / 32] >> (i % 32)) & 1u;
+            grads_p.x[i] = static_cast<scalar_t>(grad_from_conditions_wrt_x<acc_t>(g, condition_0));
+          }
+        });
+      }));
   return grads.x;
 }
 

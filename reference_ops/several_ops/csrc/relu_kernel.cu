@@ -345,7 +345,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
       const Acc<T> g = to_acc(grad_v.v[k]);
-      grads_v.x.v[k] = from_acc<T>(grad_wrt_x_given<Acc<T>>(g, bool((bits[0] >> k) & 1u)));
+      grads_v.x.v[k] =
+          from_acc<T>(grad_from_conditions_wrt_x<Acc<T>>(g, bool((bits[0] >> k) & 1u)));
     }
     if (whole) {
       reinterpret_cast<V*>(grads.x)[i] = grads_v.x;

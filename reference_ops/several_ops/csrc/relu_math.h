@@ -126,14 +126,14 @@ RELU_HOST_DEVICE auto condition_0(acc_t x) {
 // Gradient of the loss with respect to x, given grad = d(loss)/d(output) and the
 // conditions above (x > 0).
 template <typename acc_t, typename truth_t>
-RELU_HOST_DEVICE acc_t grad_wrt_x_given(acc_t grad, truth_t condition_0) {
+RELU_HOST_DEVICE acc_t grad_from_conditions_wrt_x(acc_t grad, truth_t condition_0) {
   return where(condition_0, grad, acc_t(0));
 }
 
 // The same, given x: x > 0 ? grad : 0
 template <typename acc_t>
 RELU_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t x) {
-  return grad_wrt_x_given(grad, condition_0(x));
+  return grad_from_conditions_wrt_x(grad, condition_0(x));
 }
 
 // The arguments by name, for the kernels of csrc/relu.cpp and
