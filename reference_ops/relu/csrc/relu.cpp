@@ -334,15 +334,44 @@ const uint32_t* bits(const at::Tensor& mask) {
   return reinterpret_cast<const uint32_t*>(mask.const_data_ptr<int32_t>());
 }
 
-std::tuple<at::Tensor, at::Tensor> forward_cpu(const Tensors<const at::Tensor&>& in,
-                                               const Scalars<double>& s) {
+// A call's tensors, checked: the inputs read contiguously (copies where they are not, held
+// until the kernels finish), the output and the mask.
+struct ForwardCall {
+  Tensors<at::Tensor> dense;
+  at::Tensor out;
+  at::Tensor mask;
+  int64_t n;
+};
+
+ForwardCall prepare_forward(const Tensors<const at::Tensor&>& in) {
   check_forward_inputs(in);
-  // Contiguous copies (no-ops when already contiguous) held in locals until the loops finish.
-  const Tensors<at::Tensor> dense{in.x.contiguous()};
   at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
   const int64_t n = out.numel();
+  return {{in.x.contiguous()}, out, new_tensor(in.x, {kSavedConditions, words(n)}, at::kInt), n};
+}
+
+// grad as it is where it is one value (step 0), else contiguous (step 1); the gradients.
+struct BackwardCall {
+  at::Tensor grad;
+  int64_t grad_step;
+  Grads<at::Tensor> grads;
+  int64_t n;
+};
+
+BackwardCall prepare_backward(const at::Tensor& grad, const at::Tensor& mask) {
+  check_backward_inputs(grad, mask);
+  const bool one_value = is_one_value(grad);
+  return {one_value ? grad.as_strided({1}, {1}) : grad.contiguous(),
+          one_value ? 0 : 1,
+          {new_tensor(grad, grad.sizes(), grad.scalar_type())},
+          grad.numel()};
+}
+
+std::tuple<at::Tensor, at::Tensor> forward_cpu(const Tensors<const at::Tensor&>& in,
+                                               const Scalars<double>& s) {
+  const ForwardCall call = prepare_forward(in);
+  const int64_t n = call.n;
   const int64_t n_words = words(n);
-  at::Tensor mask = new_tensor(in.x, {kSavedConditions, n_words}, at::kInt);
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_forward_saving_mask_cpu", RELU_DISPATCH_CASES([&] {
         using out_t = scalar_t;
@@ -350,9 +379,9 @@ std::tuple<at::Tensor, at::Tensor> forward_cpu(const Tensors<const at::Tensor&>&
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
-        const Tensors<const scalar_t*> data{dense.x.const_data_ptr<scalar_t>()};
-        out_t* out_p = out.mutable_data_ptr<out_t>();
-        uint32_t* mask_p = reinterpret_cast<uint32_t*>(mask.mutable_data_ptr<int32_t>());
+        const Tensors<const scalar_t*> data{call.dense.x.const_data_ptr<scalar_t>()};
+        out_t* out_p = call.out.mutable_data_ptr<out_t>();
+        uint32_t* mask_p = reinterpret_cast<uint32_t*>(call.mask.mutable_data_ptr<int32_t>());
         // Whole words a task, so that no two tasks write one.
         at::parallel_for(0, n_words, kCpuGrain / 32, [&](int64_t begin, int64_t end) {
           for (int64_t w = begin; w < end; ++w) {
@@ -366,25 +395,20 @@ std::tuple<at::Tensor, at::Tensor> forward_cpu(const Tensors<const at::Tensor&>&
           }
         });
       }));
-  return {out, mask};
+  return {call.out, call.mask};
 }
 
 at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& mask, const Scalars<double>& s) {
-  check_backward_inputs(grad, mask);
-  // grad as it is where it is one value, else contiguous.
-  const bool grad_is_one_value = is_one_value(grad);
-  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : grad.contiguous();
-  const int64_t grad_step = grad_is_one_value ? 0 : 1;
-  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
-  const int64_t n = grad.numel();
-  const int64_t n_words = words(n);
+  const BackwardCall call = prepare_backward(grad, mask);
+  const int64_t n_words = words(call.n);
   AT_DISPATCH_SWITCH(
       grad.scalar_type(), "relu_backward_from_mask_cpu", RELU_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
-        const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
+        const scalar_t* grad_p = call.grad.const_data_ptr<scalar_t>();
+        const int64_t grad_step = call.grad_step;
         const uint32_t* mask_p = bits(mask);
-        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>()};
-        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
+        const Grads<scalar_t*> grads_p{call.grads.x.mutable_data_ptr<scalar_t>()};
+        at::parallel_for(0, call.n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             const acc_t g = static_cast<acc_t>(grad_p[i * grad_step]);
             const bool condition_0 = (mask_p[0 * n_words + i / 32] >> (i % 32)) & 1u;
@@ -392,46 +416,39 @@ at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& mask, const Sc
           }
         });
       }));
+  const Grads<at::Tensor>& grads = call.grads;
   return grads.x;
 }
 
 #ifdef WITH_CUDA
 std::tuple<at::Tensor, at::Tensor> forward_cuda(const Tensors<const at::Tensor&>& in,
                                                 const Scalars<double>& s) {
-  check_forward_inputs(in);
   const c10::cuda::CUDAGuard device_guard(in.x.device());
-  const Tensors<at::Tensor> dense{in.x.contiguous()};
-  at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
-  const int64_t n = out.numel();
-  at::Tensor mask = new_tensor(in.x, {kSavedConditions, words(n)}, at::kInt);
-  if (n == 0) return {out, mask};
+  ForwardCall call = prepare_forward(in);
+  if (call.n == 0) return {call.out, call.mask};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_forward_saving_mask_cuda", RELU_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(dense.x)};
-        uint32_t* mask_p = reinterpret_cast<uint32_t*>(mask.mutable_data_ptr<int32_t>());
-        C10_CUDA_CHECK(
-            launch_forward_saving_mask(data, cuda_mutable_data<out_t>(out), mask_p, n, s, stream));
+        const Tensors<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(call.dense.x)};
+        uint32_t* mask_p = reinterpret_cast<uint32_t*>(call.mask.mutable_data_ptr<int32_t>());
+        C10_CUDA_CHECK(launch_forward_saving_mask(data, cuda_mutable_data<out_t>(call.out), mask_p,
+                                                  call.n, s, stream));
       }));
-  return {out, mask};
+  return {call.out, call.mask};
 }
 
 at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask, const Scalars<double>& s) {
-  check_backward_inputs(grad, mask);
   const c10::cuda::CUDAGuard device_guard(grad.device());
-  const bool grad_is_one_value = is_one_value(grad);
-  const at::Tensor grad_c = grad_is_one_value ? grad.as_strided({1}, {1}) : grad.contiguous();
-  const int64_t grad_step = grad_is_one_value ? 0 : 1;
-  Grads<at::Tensor> grads{new_tensor(grad, grad.sizes(), grad.scalar_type())};
-  const int64_t n = grad.numel();
-  if (n == 0) return grads.x;
+  BackwardCall call = prepare_backward(grad, mask);
+  const Grads<at::Tensor>& grads = call.grads;
+  if (call.n == 0) return grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
       grad.scalar_type(), "relu_backward_from_mask_cuda", RELU_DISPATCH_CASES([&] {
-        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(grads.x)};
-        C10_CUDA_CHECK(launch_backward_from_mask(cuda_data<scalar_t>(grad_c), grad_step, bits(mask),
-                                                 grads_p, n, s, stream));
+        const Grads<CudaScalar<scalar_t>*> grads_p{cuda_mutable_data<scalar_t>(call.grads.x)};
+        C10_CUDA_CHECK(launch_backward_from_mask(cuda_data<scalar_t>(call.grad), call.grad_step,
+                                                 bits(mask), grads_p, call.n, s, stream));
       }));
   return grads.x;
 }
