@@ -127,6 +127,9 @@ class Formula:
     torch: str | None
     why_not_torch: str | None
     used: set[str] = field(default_factory=set)
+    # The C++ as the body of a function: {"locals": [[name, C++], ...], "value": C++}, the
+    # costly calls it makes more than once computed once (see shared_calls).
+    body: dict = field(default_factory=dict)
 
 
 def tokenize(expression: str) -> list[Token]:
@@ -483,12 +486,63 @@ def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] |
     # The formulas return acc_t: a truth value or an integer becomes one explicitly, which a
     # mask (Lanes) needs.
     cpp = _acc(node)
-    return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used)
+    return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used,
+                   shared_calls(cpp, names))
 
 
 def costly_calls(cpp: str) -> int:
     """How many calls of COSTLY_FUNCTIONS the C++ of a formula makes."""
     return sum(name in COSTLY_FUNCTIONS for name in re.findall(r"\b(\w+)\(", cpp))
+
+
+def body_calls(body: dict) -> int:
+    """How many calls of COSTLY_FUNCTIONS a formula's body (shared_calls) makes."""
+    return sum(costly_calls(cpp) for cpp in [*(cpp for _, cpp in body["locals"]), body["value"]])
+
+
+_COSTLY_CALL = re.compile(r"(?<![\w.])(" + "|".join(sorted(COSTLY_FUNCTIONS)) + r")\(")
+
+
+def _calls(cpp: str) -> list[str]:
+    """The text of every call of a COSTLY_FUNCTION in `cpp`, nested ones too."""
+    found = []
+    for match in _COSTLY_CALL.finditer(cpp):
+        depth = 0
+        for index in range(match.end() - 1, len(cpp)):
+            depth += {"(": 1, ")": -1}.get(cpp[index], 0)
+            if depth == 0:
+                found.append(cpp[match.start():index + 1])
+                break
+    return found
+
+
+def shared_calls(cpp: str, taken: set[str] | dict[str, str]) -> dict:
+    """`cpp` as a function body whose costly calls made more than once with the same
+    arguments are made once, into locals: {"locals": [[name, C++], ...], "value": C++}.
+
+    The tanh GELU's gradient, as users write it, calls tanh three times on one argument;
+    written out, it reads as one would write it by hand (one tanh), and the estimate of an
+    element's cost (kinds/elementwise.cpu_grain) counts one call, not three. (GCC merged the
+    three calls itself in the CPU loops: the CPU benchmark's times did not change.) Locals are named after the
+    function (`tanh_0`), never one of `taken` (the function's arguments), each after the
+    locals it reads. Math functions have no side effects, so computing one that a condition
+    would have skipped changes no result.
+    """
+    body_locals: list[list[str]] = []
+    value = cpp
+    while True:
+        texts = [text for _, local in body_locals for text in _calls(local)] + _calls(value)
+        repeated = [text for text in dict.fromkeys(texts) if texts.count(text) > 1]
+        if not repeated:
+            return {"locals": body_locals, "value": value}
+        # The innermost first: a call that holds no other repeated call. Locals made before
+        # cannot hold it (it would have been repeated in them), so it goes last.
+        text = next(t for t in repeated if not any(other != t and other in t for other in repeated))
+        function = text[:text.index("(")]
+        used = {name for name, _ in body_locals} | set(taken)
+        name = next(f"{function}_{k}" for k in range(len(used) + 1) if f"{function}_{k}" not in used)
+        value = re.sub(r"(?<![\w.])" + re.escape(text), name, value)
+        body_locals.append([name, text])
 
 
 

@@ -326,7 +326,7 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]],
             non_differentiable.append(name)
             continue
         formula = cpp_formula(f"gradient of {name}", expression, names)
-        grads.append({"input": name, "formula": expression, "cpp": formula.cpp,
+        grads.append({"input": name, "formula": expression, "cpp": formula.cpp, "body": formula.body,
                       "reads": [t for t in tensors if t in formula.used]})
     missing = [name for name in tensors if name not in declared]
     if missing:

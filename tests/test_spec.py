@@ -3,7 +3,7 @@
 import pytest
 
 from opgen.answers import collect_op, options_of
-from opgen.cpp_expression import BOOL, FLOAT, INT, given_conditions
+from opgen.cpp_expression import BOOL, FLOAT, INT, given_conditions, parse, shared_calls
 from opgen.model import project_record, read_project
 from opgen.spec import (
     SpecError,
@@ -122,11 +122,14 @@ def test_gradients_are_parsed_against_the_signature():
     params = parse_signature("a: float, x: Tensor, b: Tensor")
     # In the signature's order, with the tensors each formula reads.
     assert parse_gradients("b: grad * x; x: a * grad", params) == ([
-        {"input": "x", "formula": "a * grad", "cpp": "a * grad", "reads": []},
-        {"input": "b", "formula": "grad * x", "cpp": "grad * x", "reads": ["x"]},
+        {"input": "x", "formula": "a * grad", "cpp": "a * grad", "body": {"locals": [], "value": "a * grad"},
+         "reads": []},
+        {"input": "b", "formula": "grad * x", "cpp": "grad * x", "body": {"locals": [], "value": "grad * x"},
+         "reads": ["x"]},
     ], [])
     declared = parse_gradients("x: a * grad; b: non_differentiable", params)
-    assert declared == ([{"input": "x", "formula": "a * grad", "cpp": "a * grad", "reads": []}], ["b"])
+    assert declared == ([{"input": "x", "formula": "a * grad", "cpp": "a * grad",
+                          "body": {"locals": [], "value": "a * grad"}, "reads": []}], ["b"])
     for bad, says in [
         ("a: grad", "not a tensor argument"),
         ("x: grad; x: grad", "twice"),
@@ -212,7 +215,7 @@ def test_a_record_of_an_older_opgen_reads_as_a_one_op_project():
     record = read_project(old)
     assert record["package"] == "my_op" and [op["name"] for op in record["ops"]] == ["my_op"]
     assert record["ops"][0]["gradients"] == [{"input": "x", "formula": "alpha * grad", "cpp": "alpha * grad",
-                                                 "reads": []}]
+                                              "body": {"locals": [], "value": "alpha * grad"}, "reads": []}]
 
 
 @pytest.mark.parametrize("names, says", [
@@ -309,14 +312,15 @@ def test_an_op_saves_conditions_only_where_every_gradient_reads_its_tensors_thro
     def saved(signature, forward, gradients):
         answers = {**DEFAULTS, "signature": signature, "forward": forward, "gradients": gradients}
         op = validate_answers({k: v for k, v in answers.items() if k != "reference"})
-        return [c["text"] for c in op["saved_conditions"]], {g["input"]: g.get("cpp_given") for g in op["gradients"]}
+        given = {g["input"]: g.get("cpp_given") for g in op["gradients"]}
+        return [c["text"] for c in op["saved_conditions"]], given
 
     # max: both gradients share one condition.
     assert saved("x: Tensor, y: Tensor", "x > y ? x : y", "x: x > y ? grad : 0; y: x > y ? 0 : grad") == (
         ["x > y"], {"x": "where(condition_0, grad, acc_t(0))", "y": "where(condition_0, acc_t(0), grad)"})
     # One gradient that reads y itself: the forward saves the tensors.
-    assert saved("x: Tensor, y: Tensor", "x > 0 ? x * y : 0", "x: x > 0 ? grad * y : 0; y: x > 0 ? grad * x : 0") == (
-        [], {"x": None, "y": None})
+    gradients = "x: x > 0 ? grad * y : 0; y: x > 0 ? grad * x : 0"
+    assert saved("x: Tensor, y: Tensor", "x > 0 ? x * y : 0", gradients) == ([], {"x": None, "y": None})
     # A gradient that is grad itself has no kernel, and does not count.
     assert saved("x: Tensor, y: Tensor", "x > 0 ? x + y : y", "x: x > 0 ? grad : 0; y: grad") == (
         ["x > 0"], {"x": "where(condition_0, grad, acc_t(0))", "y": None})
@@ -327,6 +331,34 @@ def test_an_op_saves_conditions_only_where_every_gradient_reads_its_tensors_thro
     # An argument that would share a name with the conditions: the tensors.
     assert saved("x: Tensor, condition_0: float = 1.0", "x > 0 ? x : 0", "x: x > 0 ? grad : 0") == (
         [], {"x": None})
+
+
+@pytest.mark.parametrize(
+    ("formula", "names", "locals_", "value"),
+    [
+        # The tanh GELU's gradient as users write it: one tanh, computed once.
+        ("grad * (0.5 * (1 + tanh(0.79 * x)) + 0.5 * x * (1 - tanh(0.79 * x) * tanh(0.79 * x)))",
+         {"x", "grad"}, [["tanh_0", "tanh(acc_t(0.79) * x)"]],
+         "grad * (acc_t(0.5) * (acc_t(1) + tanh_0) + acc_t(0.5) * x * (acc_t(1) - tanh_0 * tanh_0))"),
+        # Nested: the inner call once, then the outer one over it.
+        ("exp(exp(x)) * exp(exp(x)) + tanh(exp(x))", {"x"},
+         [["exp_0", "exp(x)"], ["exp_1", "exp(exp_0)"]], "exp_1 * exp_1 + tanh(exp_0)"),
+        # A local is never named like an argument.
+        ("exp(x) + exp(x) + exp_0", {"x", "exp_0"}, [["exp_1", "exp(x)"]], "exp_1 + exp_1 + exp_0"),
+        # Calls of other arguments, cheap functions, a call made once: as written.
+        ("exp(x) + exp(y) + sqrt(x) * sqrt(x) + expm1(x)", {"x", "y"}, [],
+         "exp(x) + exp(y) + sqrt(x) * sqrt(x) + expm1(x)"),
+        # In both branches of a condition: computed once, before it.
+        ("x > 0 ? log1p(x) : -log1p(x)", {"x"}, [["log1p_0", "log1p(x)"]],
+         "where(x > acc_t(0), log1p_0, -log1p_0)"),
+    ],
+)
+def test_costly_calls_made_more_than_once_are_made_once(formula, names, locals_, value):
+    assert parse(formula, names).body == {"locals": locals_, "value": value}
+
+
+def test_shared_calls_keep_a_formula_that_makes_each_call_once():
+    assert shared_calls("x * exp(x)", {"x"}) == {"locals": [], "value": "x * exp(x)"}
 
 
 def test_integer_division_is_refused_where_cpp_and_python_disagree():

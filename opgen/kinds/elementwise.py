@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import cpp_expression
-from ..cpp_expression import costly_calls
+from ..cpp_expression import body_calls
 from ..spec import (
     MOST_ARGUMENTS,
     SpecError,
@@ -68,9 +68,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     else:
         grads, non_differentiable = [], []
     conditions = saved_conditions(grads, params)
-    return {"forward": answers["forward"], "forward_cpp": forward.cpp, "gradients": grads,
-            "non_differentiable": non_differentiable, "saved_conditions": conditions,
-            "cpu_grain": cpu_grain([forward.cpp, *(g["cpp"] for g in grads)])}
+    return {"forward": answers["forward"], "forward_cpp": forward.cpp, "forward_body": forward.body,
+            "gradients": grads, "non_differentiable": non_differentiable, "saved_conditions": conditions,
+            "cpu_grain": cpu_grain([forward.body, *(g["body"] for g in grads)])}
 
 
 # At most this many conditions are saved as bits; a gradient that reads more saves its inputs.
@@ -103,6 +103,7 @@ def saved_conditions(grads: list[dict[str, Any]], params: list[dict[str, Any]]) 
     for g in grads:
         if g["input"] in given:
             g["cpp_given"] = given[g["input"]]
+            g["body_given"] = cpp_expression.shared_calls(given[g["input"]], names)
     return [{"cpp": c.cpp, "text": c.text} for c in conditions]
 
 
@@ -112,8 +113,8 @@ def saved_conditions(grads: list[dict[str, Any]], params: list[dict[str, Any]]) 
 CPU_GRAIN, SMALLEST_CPU_GRAIN = 32768, 4096
 
 
-def cpu_grain(formulas_cpp: list[str]) -> int:
-    calls = max(costly_calls(cpp) for cpp in formulas_cpp)
+def cpu_grain(bodies: list[dict]) -> int:
+    calls = max(body_calls(body) for body in bodies)
     return max(SMALLEST_CPU_GRAIN, CPU_GRAIN // (1 + 4 * calls))
 
 

@@ -65,7 +65,8 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                         f"cannot name; pass --reference indexing the image, e.g. --reference '{example}'")
     reference = check_python_expression("reference", answers["reference"], {p["name"] for p in params})
     answers["reference"] = reference
-    return {"channels": channels, "forward": answers["forward"], "forward_cpp": forward.cpp}
+    return {"channels": channels, "forward": answers["forward"], "forward_cpp": forward.cpp,
+            "forward_body": forward.body}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def parse_reductions(what: str, text: str, names: set[str],
         formula = cpp_formula(f"{what} {name!r}", expression, known)
         stage = 1 + max((stages[u] for u in formula.used if u in stages), default=-1)
         reductions.append({"name": name, "op": op, "expression": expression, "cpp": formula.cpp,
-                           "stage": stage})
+                           "body": formula.body, "stage": stage})
         stages[name] = stage
         known.add(name)
     return reductions
@@ -222,7 +222,8 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
                             f"arguments and a PyTorch op takes at most {MOST_ARGUMENTS}")
     return {"preset": preset, "columns": columns, "reductions": reductions,
-            "forward": answers["forward"], "forward_cpp": forward.cpp, "grad_reductions": grad_reductions,
+            "forward": answers["forward"], "forward_cpp": forward.cpp,
+            "forward_body": forward.body, "grad_reductions": grad_reductions,
             "gradients": grads, "non_differentiable": non_differentiable}
 
 

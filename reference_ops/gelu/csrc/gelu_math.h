@@ -114,13 +114,10 @@ GELU_HOST_DEVICE acc_t forward(acc_t x) {
 // Gradient of the loss with respect to x, given grad = d(loss)/d(output).
 template <typename acc_t>
 GELU_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t x) {
-  return grad *
-         (acc_t(0.5) *
-              (acc_t(1) + tanh(acc_t(0.7978845608028654) * (x + acc_t(0.044715) * x * x * x))) +
-          acc_t(0.5) * x *
-              (acc_t(1) - tanh(acc_t(0.7978845608028654) * (x + acc_t(0.044715) * x * x * x)) *
-                              tanh(acc_t(0.7978845608028654) * (x + acc_t(0.044715) * x * x * x))) *
-              acc_t(0.7978845608028654) * (acc_t(1) + acc_t(0.134145) * x * x));
+  const acc_t tanh_0 = tanh(acc_t(0.7978845608028654) * (x + acc_t(0.044715) * x * x * x));
+  return grad * (acc_t(0.5) * (acc_t(1) + tanh_0) + acc_t(0.5) * x * (acc_t(1) - tanh_0 * tanh_0) *
+                                                        acc_t(0.7978845608028654) *
+                                                        (acc_t(1) + acc_t(0.134145) * x * x));
 }
 
 // The arguments by name, for the kernels of csrc/gelu.cpp and

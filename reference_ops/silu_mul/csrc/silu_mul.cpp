@@ -49,7 +49,7 @@ constexpr const char* kSupportedDtypes =
     "torch.float32, torch.float64, torch.float16, torch.bfloat16";
 // Elements per CPU task: small tensors stay on one thread; fewer where the formulas call exp, tanh,
 // ....
-constexpr int64_t kCpuGrain = 4096;
+constexpr int64_t kCpuGrain = 6553;
 
 bool is_supported(at::ScalarType dtype) {
   return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf ||

@@ -113,8 +113,9 @@ SILU_MUL_HOST_DEVICE acc_t forward(acc_t x, acc_t y) {
 // Gradient of the loss with respect to x, given grad = d(loss)/d(output).
 template <typename acc_t>
 SILU_MUL_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t x, acc_t y) {
-  return grad * y * (acc_t(1) / (acc_t(1) + exp(-x))) *
-         (acc_t(1) + x * (acc_t(1) - (acc_t(1) / (acc_t(1) + exp(-x)))));
+  const acc_t exp_0 = exp(-x);
+  return grad * y * (acc_t(1) / (acc_t(1) + exp_0)) *
+         (acc_t(1) + x * (acc_t(1) - (acc_t(1) / (acc_t(1) + exp_0))));
 }
 
 // Gradient of the loss with respect to y, given grad = d(loss)/d(output).
