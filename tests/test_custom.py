@@ -27,6 +27,9 @@ from .test_update import (
     template_repo,  # noqa: F401  (a fixture)
 )
 
+# The module's tests share one built project (the fixture `built`): one worker builds it once.
+pytestmark = pytest.mark.xdist_group("custom")
+
 GATHER = ["--kind", "custom", "--signature", "x: Tensor, index: Tensor[int64], scale: float = 1.0",
           "--returns", "out: (index.size(0), x.size(1))", "--gradients", "x"]
 # Everything else the kind takes: three outputs (two of a dtype of their own, so not

@@ -34,6 +34,9 @@ from .conftest import render
 WORKTREE = Path(opgen.__file__).resolve().parent.parent
 ENV_VARIABLES = ("CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CXX", "LDFLAGS",
                  "CUDA_VISIBLE_DEVICES")
+# The tests of a machine without torch share one environment (`python_without_torch`): one
+# worker makes it once.
+pytestmark = pytest.mark.xdist_group("doctor")
 CHECKS = ["python", "torch", "torch_cuda", "nvcc", "cuda_home", "cudart", "ninja", "cxx", "libstdcxx",
           "gpus", "arch_list", "max_jobs"]
 
