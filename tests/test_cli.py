@@ -89,7 +89,8 @@ def test_answers_record_a_real_git_source_and_version_never_a_staging_path(opgen
     assert op["name"] == "my_op" and op["kind"] == "elementwise"
     assert op["params"] == [{"name": "x", "type": "Tensor", "default": None},
                             {"name": "alpha", "type": "float", "default": 2.0}]
-    assert op["gradients"] == [{"input": "x", "formula": "alpha * grad", "cpp": "alpha * grad", "reads": []}]
+    assert op["gradients"] == [{"input": "x", "formula": "alpha * grad", "cpp": "alpha * grad",
+                                "body": {"locals": [], "value": "alpha * grad"}, "reads": []}]
     assert op["dtypes"] == ["float32", "float64", "float16", "bfloat16"]
 
 

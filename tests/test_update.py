@@ -65,10 +65,11 @@ def release_v2(repo: Path) -> None:
     first_line = "// {{op_name}}_kernel.cu: the CUDA kernels of {{op_name}} and their launchers."
     assert first_line in kernel.read_text()
     kernel.write_text(kernel.read_text().replace(first_line, first_line + " (template v2)"))
-    math = repo / "templates" / "kinds" / "elementwise" / "math.h.jinja"  # csrc/<op>_math.h
-    line = "  return {{ op.forward_cpp | default(forward) }};\n"
+    # The line of csrc/<op>_math.h that returns a formula's value (the forward's among them).
+    math = repo / "templates" / "kinds" / "common" / "formula_body.jinja"
+    line = "  return {{formula.value}};\n"
     assert line in math.read_text()
-    changed = "  return ({{ op.forward_cpp | default(forward) }});  // v2\n"
+    changed = "  return ({{formula.value}});  // v2\n"
     math.write_text(math.read_text().replace(line, changed))
     set_version(repo, "2.0.0")
     git(repo, "commit", "-qam", "template v2")
