@@ -34,8 +34,29 @@ def test_reduction_stages_follow_what_each_reads():
     record = collect_op("op", {"kind": "rowwise", "preset": "layernorm"})
     assert [(r["name"], r["stage"]) for r in record["reductions"]] == [("mu", 0), ("var", 1)]
     assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("g1", 0), ("g2", 1)]
+    # A reduction of the backward that reads y comes after the forward's, where the backward
+    # computes them again; softmax's backward reads y saved by the forward, and starts at 0.
+    record = collect_op("op", {"kind": "rowwise", **L2})
+    assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("gy", 1)]
     record = collect_op("op", {"kind": "rowwise", "preset": "softmax"})
-    assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("gy", 2)]
+    assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("gy", 0)]
+
+
+@pytest.mark.parametrize(("answers", "from_output"), [
+    ({"preset": "softmax"}, True),
+    ({"preset": "log_softmax"}, True),
+    ({"preset": "rmsnorm"}, False),
+    ({"preset": "layernorm"}, False),
+    # Reads a forward reduction (ss): the backward computes the forward again.
+    (L2, False),
+    # Reads y, a column tensor and a scalar, but no row tensor: from the output.
+    ({"signature": "x: Tensor, w: Tensor, t: float = 2.0", "columns": "w", "reductions": "m = max(x)",
+      "forward": "exp((x - m) / t) * w", "reference": "torch.exp((x - x.amax(-1, keepdim=True)) / t) * w",
+      "grad_reductions": "", "gradients": "x: grad * y / t; w: grad * y / w"}, True),
+])
+def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_output):
+    record = collect_op("op", {"kind": "rowwise", **answers})
+    assert record["backward_from_output"] is from_output
 
 
 @pytest.mark.parametrize(("change", "says"), [
@@ -107,8 +128,9 @@ def test_inline_is_refused_for_rowwise_ops(tmp_path, capsys):
 
 
 def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
-    # Two ops in one project, one build: a forward whose reduction is off by 1e-4, and a
-    # backward whose weight gradient is off by 1e-3. Both are caught, each by its own tests.
+    # Three ops in one project, one build: a forward whose reduction is off by 1e-4, a
+    # backward whose weight gradient is off by 1e-3, and a backward from the saved output off
+    # by 1e-3. Each is caught by its own tests.
     project = projects / "rows"
     for command in (
         ["new", "rows", "-o", str(projects), "--op", "wrong_forward", "--defaults", "--kind", "rowwise",
@@ -122,6 +144,11 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--grad-reductions", "gx = mean(grad * weight * x)",
          "--gradients", "x: (grad * weight - x * gx / (ms + eps)) / sqrt(ms + eps); "
                         "weight: grad * x / sqrt(ms + eps) * acc_t(1.001)"],
+        # A softmax whose backward, which reads the saved output, is off by 1e-3.
+        ["add", "wrong_from_output", "-p", str(project), "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor", "--reductions", "m = max(x); z = sum(exp(x - m))",
+         "--forward", "exp(x - m) / z", "--reference", "torch.softmax(x, -1)",
+         "--grad-reductions", "gy = sum(grad * y)", "--gradients", "x: y * (grad - gy) * acc_t(1.001)"],
     ):
         try:
             main(command)
@@ -139,3 +166,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(gradient.stdout)
     assert "test_matches_float64_reference" not in failed_tests(gradient.stdout)
+    from_output = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_from_output.py")
+    assert from_output.returncode == 1
+    assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
+            "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(from_output.stdout)
+    assert "test_matches_float64_reference" not in failed_tests(from_output.stdout)

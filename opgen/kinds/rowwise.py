@@ -204,6 +204,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     grad_reductions: list[dict[str, str]] = []
     grads: list[dict[str, str]] = []
     non_differentiable: list[str] = []
+    backward_from_output = False
     if answers["backward"]:
         backward_names = forward_names | {"grad", "y"}
         settle_formula("grad_reductions",
@@ -217,6 +218,15 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                             f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
         names = backward_names | {r["name"] for r in grad_reductions}
         grads, non_differentiable = parse_gradients(answers["gradients"], params, names)
+        # Where no backward formula reads a row tensor or the forward's reductions (softmax:
+        # y * (grad - gy)), the forward saves its output and the backward reads y and grad
+        # alone: it recomputes none of the forward, so its own reductions start at stage 0.
+        forward_only = set(rows) | {r["name"] for r in reductions}
+        formulas = [g["formula"] for g in grads] + [r["expression"] for r in grad_reductions]
+        backward_from_output = not any(cpp_formula("", text, names).used & forward_only for text in formulas)
+        if backward_from_output:
+            grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
+                                               backward_names - forward_only, {})
         count = 1 + len(tensors) + len(scalars)
         if count > MOST_ARGUMENTS:
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
@@ -224,7 +234,8 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     return {"preset": preset, "columns": columns, "reductions": reductions,
             "forward": answers["forward"], "forward_cpp": forward.cpp,
             "forward_body": forward.body, "grad_reductions": grad_reductions,
-            "gradients": grads, "non_differentiable": non_differentiable}
+            "gradients": grads, "non_differentiable": non_differentiable,
+            "backward_from_output": backward_from_output}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:

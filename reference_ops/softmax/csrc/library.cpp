@@ -6,5 +6,5 @@
 
 TORCH_LIBRARY(softmax, m) {
   m.def("softmax(Tensor x) -> Tensor");
-  m.def("softmax_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("softmax_backward(Tensor grad, Tensor y) -> Tensor");
 }

@@ -197,59 +197,43 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   return out;
 }
 
-// Each row: the forward's reductions and the backward's, then the row tensors' gradients;
+// Each row: the backward's reductions (from y, the saved output), then the row tensors' gradients;
 // then each column tensor's gradient, summed over the rows in order (the same sum
 // whatever the number of threads).
-at::Tensor backward_impl(const at::Tensor& grad, const Rows<const at::Tensor&>& in,
+at::Tensor backward_impl(const at::Tensor& grad, const Output<const at::Tensor&>& in,
                          const Columns<const at::Tensor&>& columns, const Scalars<double>& s) {
-  check_arguments("softmax_backward", {{"grad", grad}, {"x", in.x}}, {});
-  const Rows<at::Tensor> contiguous{in.x.contiguous()};
-  const int64_t n = in.x.size(-1);
-  const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
+  check_arguments("softmax_backward", {{"grad", grad}, {"y", in.y}}, {});
+  const Output<at::Tensor> contiguous{in.y.contiguous()};
+  const int64_t n = in.y.size(-1);
+  const int64_t rows = n == 0 ? 0 : in.y.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
-  RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
+  RowGrads<at::Tensor> row_grads{new_tensor(in.y, in.y.sizes(), in.y.scalar_type())};
   ColumnGrads<at::Tensor> column_grads{};
   AT_DISPATCH_SWITCH(
-      in.x.scalar_type(), "softmax_backward_cpu", SOFTMAX_DISPATCH_CASES([&] {
+      in.y.scalar_type(), "softmax_backward_cpu", SOFTMAX_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
         const Scalars<acc_t> s_acc{};
-        const Rows<const scalar_t*> data{contiguous.x.const_data_ptr<scalar_t>()};
+        const Output<const scalar_t*> data{contiguous.y.const_data_ptr<scalar_t>()};
         const Columns<const scalar_t*> column_data{};
         const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
         const RowGrads<scalar_t*> row_grads_p{row_grads.x.mutable_data_ptr<scalar_t>()};
         const acc_t n_acc = static_cast<acc_t>(n);
         // Each row's reductions, kept for the column gradients.
-        std::vector<Reductions<acc_t>> red(rows);
         std::vector<GradReductions<acc_t>> grad_red(rows);
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
             const int64_t row = r * n;
-            {  // m = max(x)
-              double v = -std::numeric_limits<double>::infinity();
-              for (int64_t i = 0; i < n; ++i)
-                v = std::fmax(v, double(reduce_m<acc_t>(acc_t(data.x[row + i]), n_acc)));
-              red[r].m = static_cast<acc_t>(v);
-            }
-            {  // z = sum(exp(x - m))
-              double v = 0.0;
-              for (int64_t i = 0; i < n; ++i)
-                v += reduce_z<acc_t>(acc_t(data.x[row + i]), n_acc, red[r].m);
-              red[r].z = static_cast<acc_t>(v);
-            }
             {  // gy = sum(grad * y)
               double v = 0.0;
               for (int64_t i = 0; i < n; ++i)
-                v += grad_reduce_gy<acc_t>(
-                    acc_t(grad_p[row + i]),
-                    forward<acc_t>(acc_t(data.x[row + i]), n_acc, red[r].m, red[r].z),
-                    acc_t(data.x[row + i]), n_acc, red[r].m, red[r].z);
+                v += grad_reduce_gy<acc_t>(acc_t(grad_p[row + i]), acc_t(data.y[row + i]), n_acc);
               grad_red[r].gy = static_cast<acc_t>(v);
             }
             for (int64_t i = 0; i < n; ++i) {
               const acc_t g = static_cast<acc_t>(grad_p[row + i]);
-              const acc_t y = forward<acc_t>(acc_t(data.x[row + i]), n_acc, red[r].m, red[r].z);
-              row_grads_p.x[row + i] = static_cast<scalar_t>(grad_wrt_x<acc_t>(
-                  g, y, acc_t(data.x[row + i]), n_acc, red[r].m, red[r].z, grad_red[r].gy));
+              const acc_t y = acc_t(data.y[row + i]);
+              row_grads_p.x[row + i] =
+                  static_cast<scalar_t>(grad_wrt_x<acc_t>(g, y, n_acc, grad_red[r].gy));
             }
           }
         });
@@ -285,25 +269,25 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   return out;
 }
 
-at::Tensor backward_impl(const at::Tensor& grad, const Rows<const at::Tensor&>& in,
+at::Tensor backward_impl(const at::Tensor& grad, const Output<const at::Tensor&>& in,
                          const Columns<const at::Tensor&>& columns, const Scalars<double>& s) {
-  check_arguments("softmax_backward", {{"grad", grad}, {"x", in.x}}, {});
-  const c10::cuda::CUDAGuard device_guard(in.x.device());
-  const Rows<at::Tensor> contiguous{in.x.contiguous()};
-  const int64_t n = in.x.size(-1);
-  const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
+  check_arguments("softmax_backward", {{"grad", grad}, {"y", in.y}}, {});
+  const c10::cuda::CUDAGuard device_guard(in.y.device());
+  const Output<at::Tensor> contiguous{in.y.contiguous()};
+  const int64_t n = in.y.size(-1);
+  const int64_t rows = n == 0 ? 0 : in.y.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
-  RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
+  RowGrads<at::Tensor> row_grads{new_tensor(in.y, in.y.sizes(), in.y.scalar_type())};
   ColumnGrads<at::Tensor> column_grads{};
   if (n == 0) return row_grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
-      in.x.scalar_type(), "softmax_backward_cuda", SOFTMAX_DISPATCH_CASES([&] {
+      in.y.scalar_type(), "softmax_backward_cuda", SOFTMAX_DISPATCH_CASES([&] {
         using T = CudaScalar<scalar_t>;
         // Scratch for the column gradients' partial sums, from torch's caching allocator.
         const at::Tensor workspace = new_tensor(
             grad_c, {std::max<int64_t>(backward_workspace_bytes<T>(rows, n), 1)}, at::kByte);
-        const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
+        const Output<const T*> data{cuda_data<scalar_t>(contiguous.y)};
         const Columns<const T*> column_data{};
         const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads.x)};
         const ColumnGrads<T*> column_grads_p{};
@@ -320,15 +304,15 @@ at::Tensor backward_impl(const at::Tensor& grad, const Rows<const at::Tensor&>& 
 // The functions the dispatcher calls, with the arguments one by one in the schema's order.
 at::Tensor forward_cpu(const at::Tensor& x) { return cpu::forward_impl({x}, {}, {}); }
 
-at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x) {
-  return cpu::backward_impl(grad, {x}, {}, {});
+at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& y) {
+  return cpu::backward_impl(grad, {y}, {}, {});
 }
 
 #ifdef WITH_CUDA
 at::Tensor forward_cuda(const at::Tensor& x) { return cuda::forward_impl({x}, {}, {}); }
 
-at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& x) {
-  return cuda::backward_impl(grad, {x}, {}, {});
+at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& y) {
+  return cuda::backward_impl(grad, {y}, {}, {});
 }
 #endif  // WITH_CUDA
 }  // namespace

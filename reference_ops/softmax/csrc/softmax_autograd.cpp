@@ -55,8 +55,10 @@ class SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
   // connects to the graph the tensors it is passed.
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*x*/) {
-    ctx->save_for_backward({args.x});
-    return kernels::forward(args.x);
+    // The backward reads the output (y), not the inputs.
+    at::Tensor out = kernels::forward(args.x);
+    ctx->save_for_backward({out});
+    return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -74,8 +76,8 @@ class SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
 class SoftmaxFunctionBackward : public torch::autograd::Function<SoftmaxFunctionBackward> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
-                                                const at::Tensor& grad, const at::Tensor& x) {
-    return {kernels::backward(grad, x)};
+                                                const at::Tensor& grad, const at::Tensor& y) {
+    return {kernels::backward(grad, y)};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
@@ -99,12 +101,12 @@ at::Tensor forward_autograd(const at::Tensor& x) {
   return SoftmaxFunction::apply(Arguments{x}, x);
 }
 
-at::Tensor backward_autograd(const at::Tensor& grad, const at::Tensor& x) {
+at::Tensor backward_autograd(const at::Tensor& grad, const at::Tensor& y) {
   // The usual backward pass runs with grad mode off: straight to the kernel.
-  if (!torch::autograd::compute_requires_grad(grad, x)) {
-    return kernels::backward(grad, x);
+  if (!torch::autograd::compute_requires_grad(grad, y)) {
+    return kernels::backward(grad, y);
   }
-  return SoftmaxFunctionBackward::apply(grad, x)[0];
+  return SoftmaxFunctionBackward::apply(grad, y)[0];
 }
 
 }  // namespace

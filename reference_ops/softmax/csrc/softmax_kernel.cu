@@ -52,29 +52,22 @@ struct ForwardSpec {
   }
 };
 
-// The backward: the forward's reductions again, then the backward's (gy); x
-// holds the row tensors' elements and, last, grad's.
+// The backward, from the output the forward saved: x holds y's elements and then grad's;
+// the reductions are the backward's (gy).
 struct BackwardSpec {
   template <class V>
   using Scalars = softmax::Scalars<V>;
   static constexpr int kRowIn = 2, kColIn = 0, kStatIn = 0;
-  static constexpr int kRed = 3, kStages = 3;
+  static constexpr int kRed = 1, kStages = 1;
   static constexpr int kRowOut = 1, kStatOut = 0, kColGrad = 0;
   RK_HD static constexpr rowk::Red red_op(int j) {
-    return j == 0   ? rowk::Red::Max
-           : j == 1 ? rowk::Red::Sum
-           : j == 2 ? rowk::Red::Sum
-                    : rowk::Red::Sum;
+    return j == 0 ? rowk::Red::Sum : rowk::Red::Sum;
   }
-  RK_HD static constexpr int red_stage(int j) { return j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 2 : 0; }
+  RK_HD static constexpr int red_stage(int j) { return j == 0 ? 0 : 0; }
   template <class E>
   RK_DEV static auto red(int j, const E& e) {
     using A = typename E::value_type;
-    if (j == 0) return reduce_m<A>(e.x[0], e.n);
-    if (j == 1) return reduce_z<A>(e.x[0], e.n, e.r[0]);
-    if (j == 2)
-      return grad_reduce_gy<A>(e.x[1], forward<A>(e.x[0], e.n, e.r[0], e.r[1]), e.x[0], e.n, e.r[0],
-                               e.r[1]);
+    if (j == 0) return grad_reduce_gy<A>(e.x[1], e.x[0], e.n);
     return A(0);
   }
   template <class E>
@@ -84,9 +77,7 @@ struct BackwardSpec {
   template <class E>
   RK_DEV static auto out(int k, const E& e) {
     using A = typename E::value_type;
-    if (k == 0)
-      return grad_wrt_x<A>(e.x[1], forward<A>(e.x[0], e.n, e.r[0], e.r[1]), e.x[0], e.n, e.r[0],
-                           e.r[1], e.r[2]);
+    if (k == 0) return grad_wrt_x<A>(e.x[1], e.x[0], e.n, e.r[0]);
     return A(0);
   }
   template <class E>
@@ -130,11 +121,11 @@ int64_t backward_workspace_bytes(int64_t rows, int64_t n) {
 }
 
 template <typename T>
-cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
+cudaError_t launch_backward(const T* grad, Output<const T*> in, Columns<const T*> columns,
                             RowGrads<T*> row_grads, ColumnGrads<T*> column_grads, int64_t rows,
                             int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream) {
   rowk::RowProblem<BackwardSpec, T> problem;
-  problem.in[0] = in.x;
+  problem.in[0] = in.y;
   problem.in_stride[0] = n;
   problem.in[1] = grad;
   problem.in_stride[1] = n;
@@ -151,20 +142,21 @@ cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> 
 template cudaError_t launch_forward<float>(Rows<const float*>, Columns<const float*>, float*,
                                            int64_t, int64_t, Scalars<double>, cudaStream_t);
 template int64_t backward_workspace_bytes<float>(int64_t, int64_t);
-template cudaError_t launch_backward<float>(const float*, Rows<const float*>, Columns<const float*>,
-                                            RowGrads<float*>, ColumnGrads<float*>, int64_t, int64_t,
-                                            Scalars<double>, void*, cudaStream_t);
+template cudaError_t launch_backward<float>(const float*, Output<const float*>,
+                                            Columns<const float*>, RowGrads<float*>,
+                                            ColumnGrads<float*>, int64_t, int64_t, Scalars<double>,
+                                            void*, cudaStream_t);
 template cudaError_t launch_forward<double>(Rows<const double*>, Columns<const double*>, double*,
                                             int64_t, int64_t, Scalars<double>, cudaStream_t);
 template int64_t backward_workspace_bytes<double>(int64_t, int64_t);
-template cudaError_t launch_backward<double>(const double*, Rows<const double*>,
+template cudaError_t launch_backward<double>(const double*, Output<const double*>,
                                              Columns<const double*>, RowGrads<double*>,
                                              ColumnGrads<double*>, int64_t, int64_t,
                                              Scalars<double>, void*, cudaStream_t);
 template cudaError_t launch_forward<__half>(Rows<const __half*>, Columns<const __half*>, __half*,
                                             int64_t, int64_t, Scalars<double>, cudaStream_t);
 template int64_t backward_workspace_bytes<__half>(int64_t, int64_t);
-template cudaError_t launch_backward<__half>(const __half*, Rows<const __half*>,
+template cudaError_t launch_backward<__half>(const __half*, Output<const __half*>,
                                              Columns<const __half*>, RowGrads<__half*>,
                                              ColumnGrads<__half*>, int64_t, int64_t,
                                              Scalars<double>, void*, cudaStream_t);
@@ -173,7 +165,7 @@ template cudaError_t launch_forward<__nv_bfloat16>(Rows<const __nv_bfloat16*>,
                                                    int64_t, int64_t, Scalars<double>, cudaStream_t);
 template int64_t backward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
 template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*,
-                                                    Rows<const __nv_bfloat16*>,
+                                                    Output<const __nv_bfloat16*>,
                                                     Columns<const __nv_bfloat16*>,
                                                     RowGrads<__nv_bfloat16*>,
                                                     ColumnGrads<__nv_bfloat16*>, int64_t, int64_t,

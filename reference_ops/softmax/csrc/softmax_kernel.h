@@ -33,9 +33,9 @@ template <typename T>
 int64_t backward_workspace_bytes(int64_t rows, int64_t n);
 
 // The gradients of the row tensors at every element and of the column tensors (summed
-// over the rows, in a fixed order), given grad, the gradient of the output.
+// over the rows, in a fixed order), given grad, the gradient of the output, and y, the output.
 template <typename T>
-cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
+cudaError_t launch_backward(const T* grad, Output<const T*> in, Columns<const T*> columns,
                             RowGrads<T*> row_grads, ColumnGrads<T*> column_grads, int64_t rows,
                             int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream);
 

@@ -121,16 +121,20 @@ SOFTMAX_HOST_DEVICE acc_t forward(acc_t x, acc_t n, acc_t m, acc_t z) {
   return exp(x - m) * (acc_t(1) / z);
 }
 
+// The backward's formulas read y, not x nor the reductions above: the forward saves its
+// output, and the backward reads y and grad alone, without computing the forward again.
+// Gradients that need x or the reductions: change the op's gradients answer and run
+// `opgen regen`, and the backward takes them instead.
+
 // gy = sum(grad * y) over the row
 template <typename acc_t>
-SOFTMAX_HOST_DEVICE acc_t grad_reduce_gy(acc_t grad, acc_t y, acc_t x, acc_t n, acc_t m, acc_t z) {
+SOFTMAX_HOST_DEVICE acc_t grad_reduce_gy(acc_t grad, acc_t y, acc_t n) {
   return grad * y;
 }
 
 // Gradient of the loss with respect to x, given grad = d(loss)/d(y).
 template <typename acc_t>
-SOFTMAX_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t y, acc_t x, acc_t n, acc_t m, acc_t z,
-                                     acc_t gy) {
+SOFTMAX_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t y, acc_t n, acc_t gy) {
   return y * (grad - gy);
 }
 
@@ -141,6 +145,12 @@ SOFTMAX_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t y, acc_t x, acc_t n, acc_
 template <typename V>
 struct Rows {
   V x;
+};
+
+// The output, which the backward reads instead of the rows.
+template <typename V>
+struct Output {
+  V y;
 };
 
 template <typename V>

@@ -93,13 +93,13 @@ def _(x):
 
 
 @torch.library.register_fake("softmax::softmax_backward")
-def _(grad, x):
+def _(grad, y):
     _check_arguments(
         "softmax_backward",
-        {"grad": grad, "x": x},
+        {"grad": grad, "y": y},
         {},
     )
-    return x.new_empty(x.shape)
+    return y.new_empty(y.shape)
 
 
 # Autograd is registered in C++ (csrc/softmax_autograd.cpp): the backward is a custom

@@ -280,7 +280,9 @@ def test_gradcheck(device):
 def test_opcheck_backward_op(device):
     inputs = make_inputs((5, 7), DTYPES[0], device)
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
-    args = (grad, *[inputs[name] for name in TENSOR_ARGS], *SCALARS.values())
+    # The backward reads the forward's output, y, and the column tensors (csrc/softmax_math.h).
+    y = op(**inputs, **SCALARS)
+    args = (grad, y, *[inputs[name] for name in COLUMN_ARGS], *SCALARS.values())
     torch.library.opcheck(torch.ops.softmax.softmax_backward.default, args)
 
 

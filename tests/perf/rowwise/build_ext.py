@@ -22,14 +22,14 @@ def stage_library(library=None, build_dir=BUILD):
 SOURCES = [os.path.join(HERE, f) for f in ("rowwise_norm.cu", "rowwise_softmax.cu")]
 
 
-def build(verbose=False, ns="rowk_bench", library=None, build_dir=BUILD):
+def build(verbose=False, ns="rowk_bench", library=None, build_dir=BUILD, defines=()):
     """Builds the ops into torch.ops.<ns> as build_dir/<ns>.so. Another ns and build_dir (and
     `library`, another row_kernels.cuh, e.g. the last commit's) build a variant that loads
     beside the default one (bench_rowwise.py --variant NAME=build_dir/ns.so)."""
     import torch.utils.cpp_extension as ce
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")
     stage_library(library, build_dir)
-    flags = ["-O3", "-std=c++17", "-lineinfo", f"-DROWK_NS={ns}"]
+    flags = ["-O3", "-std=c++17", "-lineinfo", f"-DROWK_NS={ns}", *(f"-D{d}" for d in defines)]
     if ns != "rowk_bench":
         # the library's C++ namespace renamed too: two builds in one process must not share
         # template instances (the plan caches are process-wide unique symbols)
@@ -67,6 +67,9 @@ if __name__ == "__main__":
     ap.add_argument("--ns", default="rowk_bench", help="op namespace and library name")
     ap.add_argument("--library", default=None, help="another row_kernels.cuh to build")
     ap.add_argument("--build-dir", default=BUILD)
+    ap.add_argument("--define", action="append", default=[],
+                    help="NAME[=VALUE] for the sources (row_ops.cuh)")
     a = ap.parse_args()
-    build(verbose=a.v, ns=a.ns, library=a.library, build_dir=os.path.abspath(a.build_dir))
+    build(verbose=a.v, ns=a.ns, library=a.library, build_dir=os.path.abspath(a.build_dir),
+          defines=a.define)
     print("built", os.path.join(os.path.abspath(a.build_dir), a.ns + ".so"))

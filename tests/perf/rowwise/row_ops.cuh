@@ -94,9 +94,23 @@ struct SoftmaxFwd {
   static constexpr int kRowOut = 1, kStatOut = 0, kColGrad = 0;
   RK_HD static constexpr Red red_op(int j) { return j == 0 ? Red::Max : Red::Sum; }
   RK_HD static constexpr int red_stage(int j) { return j; }
-  template <class E> RK_DEV static value_t<E> red(int j, const E& e) { return j == 0 ? e.x[0] : rk_exp(e.x[0] - e.r[0]); }
+  // Built with -DSOFTMAX_AS_GENERATED=1/2/3 (build_ext.py --define): as opgen's spec computes
+  // it: 1 the C library's exp (expf: accurate, more instructions) instead of __expf, 2 the
+  // reciprocal of the sum per element (forward's `* (1 / z)`) instead of once per row, 3 both.
+#if defined(SOFTMAX_AS_GENERATED) && (SOFTMAX_AS_GENERATED & 1)
+  template <class A> RK_DEV static A sm_exp(A v) { return exp(v); }
+#else
+  template <class A> RK_DEV static A sm_exp(A v) { return rk_exp(v); }
+#endif
+#if defined(SOFTMAX_AS_GENERATED) && (SOFTMAX_AS_GENERATED & 2)
+  template <class E> RK_DEV static value_t<E> red(int j, const E& e) { return j == 0 ? e.x[0] : sm_exp(e.x[0] - e.r[0]); }
+  template <class E> RK_DEV static value_t<E> fin(int, value_t<E> v, const E&) { return v; }
+  template <class E> RK_DEV static value_t<E> out(int, const E& e) { return sm_exp(e.x[0] - e.r[0]) * (value_t<E>(1) / e.r[1]); }
+#else
+  template <class E> RK_DEV static value_t<E> red(int j, const E& e) { return j == 0 ? e.x[0] : sm_exp(e.x[0] - e.r[0]); }
   template <class E> RK_DEV static value_t<E> fin(int j, value_t<E> v, const E&) { return j == 0 ? v : value_t<E>(1) / v; }
-  template <class E> RK_DEV static value_t<E> out(int, const E& e) { return rk_exp(e.x[0] - e.r[0]) * e.r[1]; }
+  template <class E> RK_DEV static value_t<E> out(int, const E& e) { return sm_exp(e.x[0] - e.r[0]) * e.r[1]; }
+#endif
   template <class E> RK_DEV static value_t<E> stat(int, const E&) { return value_t<E>(0); }
   template <class E> RK_DEV static value_t<E> colgrad(int, const E&) { return value_t<E>(0); }
 };
