@@ -1,43 +1,67 @@
-"""Time a generated softmax project (opgen's rowwise kind) as bench_rowwise.py times the library.
+"""Time a generated rowwise reference op as bench_rowwise.py times the kernel library.
 
-    python tests/perf/rowwise/bench_generated.py --label new --out DIR   # in a process where
-                                                                          # `import softmax` finds the build
+    python tests/perf/rowwise/bench_generated.py --op softmax --label new --out DIR
 
-The op of the installed package `softmax` (reference_ops/softmax, or an older build of it)
-against eager torch.softmax, torch.compile of it, Liger-Kernel's softmax and a device copy,
-with the same timing as bench_rowwise.py (triton's do_bench medians, the L2 cleared before
-each run; forward + backward through autograd as CUDA-graph replays, so that autograd's
-host time does not hide the GPU's). Two builds of one package cannot share a process: run
-this once per build, each with its own --label, and compare the json files.
+The op of the installed package (`softmax`, `rms_norm` or `layer_norm`: reference_ops/<op>,
+or an older build of it) against eager PyTorch, torch.compile of it, Liger-Kernel and a
+device copy, with the same timing as bench_rowwise.py (triton's do_bench medians, the L2
+cleared before each run; forward + backward through autograd, with respect to every
+tensor, as CUDA-graph replays, so that autograd's host time does not hide the GPU's). Two
+builds of one package cannot share a process: run this once per build, each with its own
+--label, and compare the json files.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_rowwise import bench, graphed  # noqa: E402
 
 SHAPES = [(4096, 4096), (32768, 4096), (4096, 16384), (8, 131072)]
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
+# The reference ops' default eps.
+EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
 
 
-def implementations(skip: set[str]) -> dict:
-    import softmax
+def eager(op: str):
+    if op == "softmax":
+        return lambda x: torch.softmax(x, -1)
+    if op == "rms_norm":
+        return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPS[op])
+    return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPS[op])
 
-    impls = {"ours": softmax.softmax, "eager": lambda x: torch.softmax(x, -1)}
+
+def liger(op: str):
+    from liger_kernel.transformers import functional as lf
+
+    if op == "softmax":
+        return lf.liger_softmax
+    if op == "rms_norm":
+        return lambda x, w: lf.liger_rms_norm(x, w, EPS[op])
+    return lambda x, w, b: lf.liger_layer_norm(x, w, b, EPS[op])
+
+
+def inputs(op: str, rows: int, n: int, dtype: torch.dtype) -> list[torch.Tensor]:
+    x = torch.randn(rows, n, device="cuda", dtype=dtype)
+    columns = {"softmax": 0, "rms_norm": 1, "layer_norm": 2}[op]
+    return [x] + [1 + 0.5 * torch.randn(n, device="cuda", dtype=dtype) for _ in range(columns)]
+
+
+def implementations(op: str, skip: set[str]) -> dict:
+    impls = {"ours": getattr(importlib.import_module(op), op), "eager": eager(op)}
     if "compile" not in skip:
-        impls["compile"] = torch.compile(lambda x: torch.softmax(x, -1), dynamic=False)
+        impls["compile"] = torch.compile(eager(op), dynamic=False)
     if "liger" not in skip:
         try:
-            from liger_kernel.transformers import functional as liger
-
-            impls["liger"] = liger.liger_softmax
+            impls["liger"] = liger(op)
         except Exception as error:  # noqa: BLE001
             print(f"liger: {error!r}")
     return impls
@@ -45,15 +69,17 @@ def implementations(skip: set[str]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--op", default="softmax", choices=["softmax", "rms_norm", "layer_norm"])
     parser.add_argument("--label", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--skip", default="", help="comma-separated: compile, liger")
     args = parser.parse_args()
     results: dict[str, float | str] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
-    impls = implementations(set(filter(None, args.skip.split(","))))
+    impls = implementations(args.op, set(filter(None, args.skip.split(","))))
     for dname, dtype in DTYPES.items():
         for rows, n in SHAPES:
-            x = torch.randn(rows, n, device="cuda", dtype=dtype)
+            tensors = inputs(args.op, rows, n, dtype)
+            x = tensors[0]
             g = torch.randn_like(x)
             dst = torch.empty_like(x)
             copy = bench(lambda: dst.copy_(x))  # noqa: B023
@@ -63,11 +89,11 @@ def main() -> None:
                 key = f"{name}/{dname}/{rows}x{n}"
                 try:
                     with torch.no_grad():
-                        forward = bench(lambda: fn(x))  # noqa: B023
-                    xp = x.detach().requires_grad_(True)
+                        forward = bench(lambda: fn(*tensors))  # noqa: B023
+                    leaves = [t.detach().requires_grad_(True) for t in tensors]
 
                     def forward_backward():
-                        return torch.autograd.grad(fn(xp), [xp], g)  # noqa: B023
+                        return torch.autograd.grad(fn(*leaves), leaves, g)  # noqa: B023
 
                     replay, _graph = graphed(forward_backward)
                     both = bench(replay)
@@ -77,9 +103,9 @@ def main() -> None:
                     results[key + "/fwd"] = results[key + "/fwdbwd"] = "fails"
                     line.append(f"{name} fails: {type(error).__name__}: {str(error)[:100]}")
                 torch._dynamo.reset()
-            print(f"[{args.label}] " + " | ".join(line), flush=True)
+            print(f"[{args.op} {args.label}] " + " | ".join(line), flush=True)
             args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / f"generated_softmax_{args.label}.json").write_text(json.dumps(results, indent=1))
+            (args.out / f"generated_{args.op}_{args.label}.json").write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
