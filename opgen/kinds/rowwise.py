@@ -218,10 +218,14 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                             f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
         names = backward_names | {r["name"] for r in grad_reductions}
         grads, non_differentiable = parse_gradients(answers["gradients"], params, names)
-        # Where no backward formula reads a row tensor or the forward's reductions (softmax:
+        # Where no backward formula reads a tensor or the forward's reductions (softmax:
         # y * (grad - gy)), the forward saves its output and the backward reads y and grad
         # alone: it recomputes none of the forward, so its own reductions start at stage 0.
-        forward_only = set(rows) | {r["name"] for r in reductions}
+        # That y is the output as stored, rounded to its dtype, as PyTorch's own softmax
+        # backward reads it. A formula that takes a column back out of y (softmax(x) + b:
+        # y - b) would lose the small difference to bfloat16's rounding (seen: a gradient
+        # off by 100% in bfloat16), so one reading a column recomputes y in float instead.
+        forward_only = set(tensors) | {r["name"] for r in reductions}
         formulas = [g["formula"] for g in grads] + [r["expression"] for r in grad_reductions]
         backward_from_output = not any(cpp_formula("", text, names).used & forward_only for text in formulas)
         if backward_from_output:

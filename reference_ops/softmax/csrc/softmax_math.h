@@ -122,7 +122,8 @@ SOFTMAX_HOST_DEVICE acc_t forward(acc_t x, acc_t n, acc_t m, acc_t z) {
 }
 
 // The backward's formulas read y, not x nor the reductions above: the forward saves its
-// output, and the backward reads y and grad alone, without computing the forward again.
+// output, and the backward reads y and grad alone, without computing the forward again. y
+// is the output as stored, rounded to its dtype (as PyTorch's softmax backward reads it).
 // Gradients that need x or the reductions: change the op's gradients answer and run
 // `opgen regen`, and the backward takes them instead.
 
