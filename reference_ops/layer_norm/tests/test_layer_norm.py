@@ -230,6 +230,20 @@ def test_gradients_match_float64_reference(device, dtype, shape):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gradient_row_lengths_around_the_kernels_sizes(device, dtype):
+    # The backward's kernels hold fewer elements a thread than the forward's (they keep
+    # column sums in registers), so their warp, block and cluster sizes change at other
+    # lengths: 16384 2-byte columns take one 512-thread block, 40000 a cluster.
+    for n in [33, 1025, 4099, 8191, 16384, 40000]:
+        inputs = make_inputs((3, n), dtype, device, requires_grad=True)
+        out = op(**inputs, **SCALARS)
+        grad_out = torch.randn_like(out)
+        actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+        assert_gradients_match(inputs, grad_out, actual)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_gradients_of_few_long_rows(device):
     inputs = make_inputs((2, 131072), DTYPES[0], device, requires_grad=True)
     out = op(**inputs, **SCALARS)
