@@ -178,7 +178,12 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # fullgraph=True fails on any graph break: the op must trace as one node.
     compiled = torch.compile(loss, fullgraph=True)
     tolerance = TOLERANCES[OUT_DTYPE or DTYPES[0]]
-    torch.testing.assert_close(compiled(**inputs), loss(**inputs), **tolerance)
+    # The compiled sum adds in another order: its rounding grows with the terms' sizes, not
+    # with the sum's (which may be near 0).
+    with torch.no_grad():
+        atol = tolerance["rtol"] * (op(**inputs, **SCALARS) * 3).abs().sum().item()
+    torch.testing.assert_close(compiled(**inputs), loss(**inputs), rtol=tolerance["rtol"],
+                               atol=max(atol, tolerance["atol"]))
     grads = [inputs[name] for name in GRAD_ARGS]
     expected = torch.autograd.grad(loss(**inputs), grads)
     actual = torch.autograd.grad(compiled(**inputs), grads)
