@@ -68,7 +68,8 @@ def add_op(project: Path, current: tuple[dict[str, Any], dict[str, Any]],
     project = project.absolute()
     answers, record = current
     try:
-        new_record = project_record(record["package"], [*record["ops"], op], exact=record["exact"])
+        new_record = project_record(record["package"], [*record["ops"], op], exact=record["exact"],
+                                    abi=record["abi"])
     except SpecError as error:
         raise AddError(str(error)) from None
     # The answers file keeps the project's template version: only the op is new.

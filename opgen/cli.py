@@ -14,6 +14,7 @@ import click
 
 from . import __version__
 from .kinds import KINDS, rowwise
+from .model import ABIS
 from .naming import name_problem
 from .spec import DTYPES, FLOAT_DTYPES, SpecError, check_dtypes, parse_dtypes
 
@@ -154,13 +155,17 @@ def given_answers(options: dict) -> dict:
 @click.option("--exact", is_flag=True,
               help="CPU and CUDA results must agree bit for bit (no fused multiply-adds on CUDA), "
                    "for every op of the project.")
+@click.option("--abi", type=click.Choice(ABIS), default="torch", show_default=True,
+              help="The C++ interface the library is built on: torch's own (loads only under the torch "
+                   "it was built with) or the stable ABI (torch >= 2.10; one build loads under every "
+                   "later torch).")
 @click.option("--inline", is_flag=True,
               help="Write one Python file, NAME.py, built with load_inline (for notebooks).")
 @click.option("--op", "op_name", metavar="OP",
               help="The first op's name, if not NAME (opgen add adds more).")
 @click.option("--existing-ok", is_flag=True,
               help="Add the project's files to an existing non-empty directory (never overwrites a file).")
-def new(name, output_dir, exact, inline, op_name, existing_ok, **options):
+def new(name, output_dir, exact, abi, inline, op_name, existing_ok, **options):
     """Create the custom-op project NAME: kernels, torch binding, autograd, tests, benchmark.
 
     NAME is the Python package and the torch.ops namespace; its first op is NAME too,
@@ -185,8 +190,8 @@ def new(name, output_dir, exact, inline, op_name, existing_ok, **options):
         op = collect_op(op_name or name, given, exact=exact,
                         ask=ask_on_the_terminal if interactive else None)
         if inline:
-            check_inlinable(op)
-        record = project_record(name, [op], exact=exact)
+            check_inlinable(op, abi)
+        record = project_record(name, [op], exact=exact, abi=abi)
         render_project(target, record, existing_ok=existing_ok,
                        finish=inline_file(record) if inline else None)
     except (RenderError, SpecError) as error:
@@ -243,8 +248,11 @@ def add(name, project, **options):
                + f". Next: pip install --no-build-isolation -e . && pytest -q tests/test_{name}.py")
 
 
-def check_inlinable(op: dict) -> None:
+def check_inlinable(op: dict, abi: str) -> None:
     """Refuses --inline for a kind whose files one Python file cannot hold (NOT_INLINE says why)."""
+    if abi == "stable":
+        raise SpecError("--inline builds with torch's load_inline, which compiles against torch's own "
+                        "headers, not the stable ABI; drop --inline or --abi stable")
     why = getattr(KINDS[op["kind"]], "NOT_INLINE", None)
     if why:
         raise SpecError(f"--inline is not available for {op['kind']} ops yet: {why}; drop --inline")

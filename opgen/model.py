@@ -1,6 +1,6 @@
 """A project: its package, settings and ops, as opgen renders and records it.
 
-The answers file of a project records this as data (`package`, `exact`, and
+The answers file of a project records this as data (`package`, `exact`, `abi`, and
 `ops`, a list of op records made by answers.collect_op). Reading it back goes through
 the same parser that `opgen new` uses, so a hand-edited or older answers file is
 refused, naming what is wrong, before anything renders.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .answers import OP_OPTIONS, collect_op, options_of
+from .kinds import KINDS
 from .naming import name_problem
 from .spec import SpecError
 
@@ -21,13 +22,26 @@ OP_FILES = ("csrc/{op}.cpp", "csrc/{op}_cpu_avx2.cpp",
             "tests/test_{op}.py", "benchmarks/bench_{op}.py")
 # Names the package's shared files take, which no op may have.
 SHARED_NAMES = frozenset({"library"})
+# The C++ interfaces a project's library can be built on: torch's own (the library loads
+# only under the torch it was built with) or the stable ABI (torch >= 2.10: one build loads
+# under every later torch). The first is the default.
+ABIS = ("torch", "stable")
 
 
-def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = False) -> dict[str, Any]:
+def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = False,
+                   abi: str = "torch") -> dict[str, Any]:
     """The answers copier renders a project from and records; checked as a whole."""
     problem = name_problem(package)
     if problem:
         raise SpecError(problem)
+    if abi not in ABIS:
+        raise SpecError(f"abi {abi!r} is not one of {', '.join(ABIS)}; use torch (the default) or stable")
+    if abi == "stable":
+        for op in ops:
+            if not getattr(KINDS[op["kind"]], "STABLE_ABI", False):
+                ready = ", ".join(name for name, kind in KINDS.items() if getattr(kind, "STABLE_ABI", False))
+                raise SpecError(f"op {op['name']!r} is a {op['kind']} op, whose glue is not written on the "
+                                f"stable ABI yet (only {ready} ops are); use --abi torch, the default")
     names = [op["name"] for op in ops]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)
@@ -44,7 +58,7 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
         if op["backward"] and f"{op['name']}_backward" in names:
             raise SpecError(f"op {op['name']!r} registers {op['name']}_backward for its gradients, "
                             f"so no op may be named {op['name']}_backward; choose another name")
-    return {"package": package, "exact": exact, "ops": ops}
+    return {"package": package, "exact": exact, "abi": abi, "ops": ops}
 
 
 def _files(package: str, op: str) -> set[str]:
@@ -63,11 +77,13 @@ def read_project(answers: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(name, str):
             raise SpecError(f"op_name {name!r} is not a name; restore the answers file from git")
         op = collect_op(name, given, exact=bool(answers.get("exact")))
-        return project_record(name, [op], exact=bool(answers.get("exact")))
+        return project_record(name, [op], exact=bool(answers.get("exact")))  # made before --abi
     package, ops = answers.get("package"), answers.get("ops")
     if not isinstance(package, str) or not isinstance(ops, list) or not ops:
         raise SpecError("it records no package and ops; restore it from git")
     exact = bool(answers.get("exact"))
+    # Projects made before opgen recorded the ABI are built on torch's.
+    abi = answers.get("abi", "torch")
     checked = []
     for index, op in enumerate(ops):
         try:
@@ -77,4 +93,4 @@ def read_project(answers: dict[str, Any]) -> dict[str, Any]:
                             "restore the answers file from git") from None
         except SpecError as error:
             raise SpecError(f"op {op['name']!r}: {error}") from None
-    return project_record(package, checked, exact=exact)
+    return project_record(package, checked, exact=exact, abi=abi)

@@ -19,6 +19,8 @@ and may define:
     defaults(answers) -> dict: DEFAULTS chosen from the answers given so far (rowwise
         takes its preset's signature).
     NOT_INLINE: why `opgen new --inline` cannot hold an op of this kind.
+    STABLE_ABI: True where templates/kinds/<kind>/stable/ holds its files for a project built
+        on the stable ABI (opgen new --abi stable); other kinds are refused there.
     parse_signature(text) -> params, signature_text(params) -> text: a signature syntax of
         its own (custom: 'index: Tensor[int64, 1]'), in place of spec.parse_signature and
         spec.canonical_signature.

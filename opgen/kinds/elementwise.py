@@ -26,6 +26,8 @@ DEFAULTS: dict[str, Any] = {
     "backward": True,
 }
 OPTIONS = frozenset({"forward", "gradients"})
+# Its glue has a stable-ABI version (templates/kinds/elementwise/stable/): opgen new --abi stable.
+STABLE_ABI = True
 
 
 def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],

@@ -21,6 +21,9 @@ from setuptools import setup
 NAME = "gelu"
 # CPU and CUDA results must agree bit for bit (opgen new --exact): see _toolchain.py.
 EXACT = False
+# Built on torch's stable ABI (opgen new --abi stable): loads under every torch from
+# _toolchain.STABLE_TARGET on, not only the one it was built with.
+STABLE_ABI = False
 ROOT = Path(__file__).resolve().parent
 # Every source in csrc/: the library's schemas, each op's glue and autograd (C++), and its
 # CUDA kernels (.cu), which build only where nvcc is found.
@@ -36,7 +39,7 @@ def load_toolchain():
     return module
 
 
-def write_build_info(torch, with_cuda: bool, arch_list: str, debug: bool) -> None:
+def write_build_info(torch, with_cuda: bool, arch_list: str, debug: bool, stable_target=None) -> None:
     (ROOT / NAME / "_build_info.py").write_text(
         "# Written by setup.py when the extension was built; read by _build_check.py.\n"
         f"TORCH_VERSION = {torch.__version__!r}\n"
@@ -44,6 +47,7 @@ def write_build_info(torch, with_cuda: bool, arch_list: str, debug: bool) -> Non
         f"WITH_CUDA = {with_cuda!r}\n"
         f"CUDA_ARCH_LIST = {arch_list!r}\n"
         f"DEBUG = {debug!r}\n"
+        + (f"STABLE_TARGET = {stable_target!r}\n" if stable_target else "")
     )
 
 
@@ -60,27 +64,29 @@ def extensions():
     cuda_home, arch_list = toolchain.prepare_cuda(torch)
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
-    write_build_info(torch, cuda_home is not None, arch_list, toolchain.debug_build())
-    if cuda_home is None:
+    with_cuda = cuda_home is not None
+    write_build_info(torch, with_cuda, arch_list, toolchain.debug_build(),
+                     toolchain.STABLE_TARGET if STABLE_ABI else None)
+    cxx_flags, link_flags = toolchain.cxx_flags(), toolchain.link_flags()
+    if not with_cuda:
         return [
             CppExtension(
                 f"{NAME}._C",
                 CPP_SOURCES,
-                extra_compile_args={"cxx": toolchain.cxx_flags()},
-                extra_link_args=toolchain.link_flags(),
+                extra_compile_args={"cxx": cxx_flags},
+                extra_link_args=link_flags,
                 py_limited_api=True,
             )
         ]
-    return [
-        CUDAExtension(
-            f"{NAME}._C",
-            [*CPP_SOURCES, *CUDA_SOURCES],
-            define_macros=[("WITH_CUDA", None)],
-            extra_compile_args={"cxx": toolchain.cxx_flags(), "nvcc": toolchain.nvcc_flags(EXACT)},
-            extra_link_args=toolchain.link_flags(),
-            py_limited_api=True,
-        )
-    ]
+    extension = CUDAExtension(
+        f"{NAME}._C",
+        [*CPP_SOURCES, *CUDA_SOURCES],
+        define_macros=[("WITH_CUDA", None)],
+        extra_compile_args={"cxx": cxx_flags, "nvcc": toolchain.nvcc_flags(EXACT)},
+        extra_link_args=link_flags,
+        py_limited_api=True,
+    )
+    return [extension]
 
 
 def build_ext_command():

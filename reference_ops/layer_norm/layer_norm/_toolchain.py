@@ -218,11 +218,11 @@ def loaded_library(name: str) -> Path | None:
     return None
 
 
-def link_flags() -> list[str]:
+def link_flags(openmp: bool = True) -> list[str]:
     """Extra linker inputs for the extension: torch's libstdc++.so.6, where torch loaded one,
     and torch's OpenMP runtime where the C++ is compiled with OpenMP (see cxx_flags)."""
     library = loaded_library(SHARED_LIBSTDCXX)
-    openmp = loaded_library(GNU_OPENMP) if openmp_flags() else None
+    openmp = loaded_library(GNU_OPENMP) if openmp and openmp_flags() else None
     return [str(path) for path in (library, openmp) if path]
 
 
@@ -253,6 +253,29 @@ def openmp_flags() -> list[str]:
     return ["-fopenmp"] if "clang" not in version.lower() else []
 
 
+# --- The stable ABI (opgen new --abi stable) ---------------------------------------------
+#
+# A library built on torch's stable ABI includes only torch/csrc/stable and torch/headeronly
+# (with TORCH_TARGET_VERSION set, torch's other headers refuse to compile) and calls torch
+# through its C shims alone, so it loads under every torch from the target version on. Its
+# CPU loops run on torch's threads through the shims' parallel_for: it is compiled without
+# OpenMP, whose runtime in a torch wheel has a file name of that wheel's own (libgomp-<hash>),
+# which would tie the library to one torch.
+
+# The oldest torch a stable build loads under: 2.10, the first with the stable library API
+# (STABLE_TORCH_LIBRARY, torch::stable::Tensor's typed data pointers, parallel_for).
+STABLE_TARGET = (2, 10)
+
+
+def stable_abi_flags(with_cuda: bool) -> list[str]:
+    """The defines of a stable build, for the C++ compiler and nvcc alike."""
+    major, minor = STABLE_TARGET
+    # One byte each for major, minor and patch, then the ABI tag (torch/headeronly/version.h).
+    flags = [f"-DTORCH_TARGET_VERSION=0x{major:02x}{minor:02x}000000000000"]
+    # The C shim declares its CUDA functions (the current stream) only under USE_CUDA.
+    return flags + (["-DUSE_CUDA"] if with_cuda else [])
+
+
 def debug_build() -> bool:
     """Whether DEBUG_VARIABLE asks for a debug build (any value but "" and "0")."""
     return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
@@ -263,9 +286,10 @@ def say_build(message: str) -> None:
     say((f"debug build ({DEBUG_VARIABLE}=1): " if debug_build() else "") + message)
 
 
-def cxx_flags() -> list[str]:
-    """The flags the C++ files compile with (release or debug), and OpenMP where it is torch's."""
-    return (DEBUG_CXX_FLAGS if debug_build() else CXX_FLAGS) + openmp_flags()
+def cxx_flags(openmp: bool = True) -> list[str]:
+    """The flags the C++ files compile with (release or debug), and OpenMP where it is torch's
+    (not for the stable ABI: see stable_abi_flags)."""
+    return (DEBUG_CXX_FLAGS if debug_build() else CXX_FLAGS) + (openmp_flags() if openmp else [])
 
 
 def nvcc_flags(exact: bool) -> list[str]:
