@@ -20,6 +20,7 @@ from .conftest import tree
 DEFAULT_PROJECT_FILES = {
     ".clang-format",
     ".copier-answers.yml",
+    ".github/workflows/wheels.yml",
     ".gitignore",
     "MANIFEST.in",
     "README.md",

@@ -28,6 +28,9 @@ DOCUMENTED_CALLS = {
     "relu": ("x = torch.randn(1000)", "relu(x)", "torch.clamp(x, min=0)"),
     "fused_axpby": ("a, x, b = 1.5, torch.randn(1000), torch.randn(1000)", "fused_axpby(a, x, b)",
                     "a * x + b"),
+    # The same op built on torch's stable ABI (opgen new --abi stable).
+    "fused_axpby_stable": ("a, x, b = 1.5, torch.randn(1000), torch.randn(1000)", "fused_axpby(a, x, b)",
+                           "a * x + b"),
     "normalize_volume": ("vol = torch.randint(0, 65536, (4, 5, 6)).to(torch.uint16); max_val = 65535.0",
                          "normalize_volume(vol, max_val)", "vol.float() / max_val"),
     "rgb_to_gray": ("img = torch.randint(0, 256, (4, 5, 3)).to(torch.uint8)", "rgb_to_gray(img)",

@@ -39,7 +39,9 @@ def load_toolchain():
     return module
 
 
-def write_build_info(torch, with_cuda: bool, arch_list: str, debug: bool, stable_target=None) -> None:
+def write_build_info(
+    torch, with_cuda: bool, arch_list: str, debug: bool, stable_target: tuple | None = None
+) -> None:
     (ROOT / NAME / "_build_info.py").write_text(
         "# Written by setup.py when the extension was built; read by _build_check.py.\n"
         f"TORCH_VERSION = {torch.__version__!r}\n"

@@ -1,0 +1,144 @@
+// fused_axpby_math.h: the formulas of fused_axpby, one element at a time.
+//
+// This is the file to edit when the op should compute something else. The CPU kernel
+// (csrc/fused_axpby.cpp) and the CUDA kernels (csrc/fused_axpby_kernel.cu) both call
+// these functions, so the two devices cannot drift apart. acc_t is float for float32,
+// float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
+// rather than 0.5 (a double) so that float math stays in float. The C math functions
+// (exp, log, tanh, fmax, ...) and min, max and clamp work here on the host and on the
+// device.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define FUSED_AXPBY_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define FUSED_AXPBY_HOST_DEVICE inline
+#endif
+
+namespace fused_axpby {
+
+#if !defined(__CUDACC__)
+// The C++ math functions, overloaded for float and double. Without these, exp(x) on a
+// float would call C's exp(double): computed in double, and slower.
+using std::abs;
+using std::acos;
+using std::acosh;
+using std::asin;
+using std::asinh;
+using std::atan;
+using std::atan2;
+using std::atanh;
+using std::cbrt;
+using std::ceil;
+using std::copysign;
+using std::cos;
+using std::cosh;
+using std::erf;
+using std::erfc;
+using std::exp;
+using std::exp2;
+using std::expm1;
+using std::fabs;
+using std::floor;
+using std::fma;
+using std::fmax;
+using std::fmin;
+using std::fmod;
+using std::hypot;
+using std::lgamma;
+using std::log;
+using std::log10;
+using std::log1p;
+using std::log2;
+using std::pow;
+using std::round;
+using std::sin;
+using std::sinh;
+using std::sqrt;
+using std::tan;
+using std::tanh;
+using std::tgamma;
+using std::trunc;
+#endif
+
+#if !defined(__CUDACC__)
+// pow(x, 2) in the type of x, as CUDA's pow(float, int) (std::pow(float, int) is a double).
+inline float pow(float base, int exponent) {
+  return static_cast<float>(std::pow(static_cast<double>(base), exponent));
+}
+inline double pow(double base, int exponent) { return std::pow(base, exponent); }
+#endif
+
+#if !defined(__CUDA_ARCH__)
+// rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
+inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
+inline double rsqrt(double v) { return 1.0 / std::sqrt(v); }
+#endif
+
+// min, max and clamp as torch.minimum, torch.maximum and torch.clamp compute them: NaN in,
+// NaN out (fmin and fmax return the other argument instead).
+template <typename T>
+FUSED_AXPBY_HOST_DEVICE T min(T a, T b) {
+  return (a < b || a != a) ? a : b;
+}
+template <typename T>
+FUSED_AXPBY_HOST_DEVICE T max(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+template <typename T>
+FUSED_AXPBY_HOST_DEVICE T clamp(T v, T low, T high) {
+  return min(max(v, low), high);
+}
+
+// where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
+// the condition is on floating values, so that the same text also compiles for vectors of
+// values, whose comparisons give masks that `?:` cannot take.
+template <typename T>
+FUSED_AXPBY_HOST_DEVICE T where(bool c, T a, T b) {
+  return c ? a : b;
+}
+
+// One output element: a * x + b
+template <typename acc_t>
+FUSED_AXPBY_HOST_DEVICE acc_t forward(acc_t a, acc_t x, acc_t b) {
+  return a * x + b;
+}
+
+// Gradient of the loss with respect to x, given grad = d(loss)/d(output).
+template <typename acc_t>
+FUSED_AXPBY_HOST_DEVICE acc_t grad_wrt_x(acc_t grad, acc_t a) {
+  return a * grad;
+}
+
+// The gradient with respect to b is grad itself: csrc/fused_axpby_autograd.cpp
+// hands it on, with no kernel.
+
+// The arguments by name, for the kernels of csrc/fused_axpby.cpp and
+// csrc/fused_axpby_kernel.cu: V is what each member holds (a pointer, a value, a tensor).
+// The kernels reach the arguments only through these members, so an argument may be
+// named like anything the kernels declare themselves.
+template <typename V>
+struct Tensors {
+  V x;
+  V b;
+};
+
+template <typename V>
+struct Scalars {
+  V a;
+};
+
+// The tensors the gradient formulas read.
+template <typename V>
+struct GradReads {};
+
+// One gradient per differentiable input, named by the input.
+template <typename V>
+struct Grads {
+  V x;
+};
+
+}  // namespace fused_axpby

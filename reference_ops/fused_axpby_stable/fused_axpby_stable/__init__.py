@@ -1,0 +1,40 @@
+"""fused_axpby_stable: a custom PyTorch operator with CPU and CUDA kernels.
+
+    from fused_axpby_stable import fused_axpby
+
+With FUSED_AXPBY_STABLE_JIT=1 the import compiles csrc/ itself (see _jit.py) instead of loading
+the library that `pip install --no-build-isolation -e .` built. WITH_CUDA says whether the
+library has CUDA kernels, DEBUG_BUILD whether it is a debug build (FUSED_AXPBY_STABLE_DEBUG=1).
+"""
+
+# torch first: it loads libc10 and libtorch, which the compiled library links against.
+# Importing _C before torch fails with "libc10.so: cannot open shared object file".
+import torch  # noqa: F401
+
+from . import _jit, _toolchain
+
+if _jit.enabled():
+    WITH_CUDA = _jit.load()
+    DEBUG_BUILD = _toolchain.debug_build()
+else:
+    from ._build_check import check_build
+
+    # A build made against another torch would crash with "undefined symbol" when _C
+    # loads; this raises an ImportError that says how to rebuild instead.
+    check_build()
+
+    # Loading _C, the library, registers torch.ops.fused_axpby_stable.
+    from . import _C, _build_info  # noqa: F401
+
+    WITH_CUDA = _build_info.WITH_CUDA
+    # A debug build (FUSED_AXPBY_STABLE_DEBUG=1, see _toolchain.py); a _build_info.py
+    # without DEBUG was written before it was recorded, by a release build.
+    DEBUG_BUILD = getattr(_build_info, "DEBUG", False)
+
+from .fused_axpby import fused_axpby  # noqa: E402
+
+__all__ = [
+    "fused_axpby",
+    "WITH_CUDA",
+    "DEBUG_BUILD",
+]
