@@ -39,7 +39,8 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
     if abi == "stable":
         for op in ops:
             if not getattr(KINDS[op["kind"]], "STABLE_ABI", False):
-                ready = ", ".join(name for name, kind in KINDS.items() if getattr(kind, "STABLE_ABI", False))
+                ready = [name for name, kind in KINDS.items() if getattr(kind, "STABLE_ABI", False)]
+                ready = " and ".join(filter(None, [", ".join(ready[:-1]), ready[-1]]))
                 raise SpecError(f"op {op['name']!r} is a {op['kind']} op, whose glue is not written on the "
                                 f"stable ABI yet (only {ready} ops are); use --abi torch, the default")
     names = [op["name"] for op in ops]

@@ -12,6 +12,8 @@ DEFAULTS: dict[str, Any] = {"signature": "a: Tensor, b: Tensor", "backward": Tru
 OPTIONS = frozenset()
 # No --out-dtype (the product has the inputs' dtype): not asked on a terminal.
 ASKS_OUT_DTYPE = False
+# Its glue has a stable-ABI version (templates/kinds/matmul/stable/): opgen new --abi stable.
+STABLE_ABI = True
 
 
 def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],

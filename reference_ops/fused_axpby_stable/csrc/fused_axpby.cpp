@@ -170,7 +170,48 @@ Tensor new_tensor(const Tensor& like, Sizes sizes, ScalarType dtype) {
   return new_strided(like, sizes, strides, dtype);
 }
 
-// Every tensor argument must have a supported dtype and the dtype, device and of
+#ifdef WITH_CUDA
+// torch's Half and BFloat16 have the layouts of __half and __nv_bfloat16, so tensor data
+// can be handed to the kernels as the CUDA types.
+template <typename scalar_t>
+struct CudaType {
+  using type = scalar_t;
+};
+template <>
+struct CudaType<torch::headeronly::Half> {
+  using type = __half;
+};
+template <>
+struct CudaType<torch::headeronly::BFloat16> {
+  using type = __nv_bfloat16;
+};
+static_assert(sizeof(torch::headeronly::Half) == sizeof(__half), "Half must match __half");
+static_assert(sizeof(torch::headeronly::BFloat16) == sizeof(__nv_bfloat16),
+              "BFloat16 must match __nv_bfloat16");
+
+template <typename scalar_t>
+using CudaScalar = typename CudaType<scalar_t>::type;
+
+template <typename scalar_t>
+const CudaScalar<scalar_t>* cuda_data(const Tensor& t) {
+  return reinterpret_cast<const CudaScalar<scalar_t>*>(t.const_data_ptr<scalar_t>());
+}
+
+template <typename scalar_t>
+CudaScalar<scalar_t>* cuda_mutable_data(const Tensor& t) {
+  return reinterpret_cast<CudaScalar<scalar_t>*>(t.mutable_data_ptr<scalar_t>());
+}
+
+// The current stream of t's device, not the default one: correct under user streams and
+// CUDA graphs. (The C shim: torch::stable's Stream has a native handle from torch 2.13.)
+cudaStream_t current_stream(const Tensor& t) {
+  void* stream = nullptr;
+  TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream));
+  return static_cast<cudaStream_t>(stream);
+}
+#endif  // WITH_CUDA
+
+// Every tensor argument must have a supported dtype and the dtype and device of
 // the first one (shapes: see broadcast_shape). Each message names the argument, what it got and
 // what was expected.
 void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
@@ -525,45 +566,6 @@ Tensor backward_impl(const Tensor& grad, const GradReads<const Tensor&>& reads,
 #ifdef WITH_CUDA
 namespace cuda {
 
-// torch's Half and BFloat16 have the layouts of __half and __nv_bfloat16, so tensor data
-// can be handed to the kernels as the CUDA types.
-template <typename scalar_t>
-struct CudaType {
-  using type = scalar_t;
-};
-template <>
-struct CudaType<torch::headeronly::Half> {
-  using type = __half;
-};
-template <>
-struct CudaType<torch::headeronly::BFloat16> {
-  using type = __nv_bfloat16;
-};
-static_assert(sizeof(torch::headeronly::Half) == sizeof(__half), "Half must match __half");
-static_assert(sizeof(torch::headeronly::BFloat16) == sizeof(__nv_bfloat16),
-              "BFloat16 must match __nv_bfloat16");
-
-template <typename scalar_t>
-using CudaScalar = typename CudaType<scalar_t>::type;
-
-template <typename scalar_t>
-const CudaScalar<scalar_t>* cuda_data(const Tensor& t) {
-  return reinterpret_cast<const CudaScalar<scalar_t>*>(t.const_data_ptr<scalar_t>());
-}
-
-template <typename scalar_t>
-CudaScalar<scalar_t>* cuda_mutable_data(const Tensor& t) {
-  return reinterpret_cast<CudaScalar<scalar_t>*>(t.mutable_data_ptr<scalar_t>());
-}
-
-// The current stream of t's device, not the default one: correct under user streams and
-// CUDA graphs. (The C shim: torch::stable's Stream has a native handle from torch 2.13.)
-cudaStream_t current_stream(const Tensor& t) {
-  void* stream = nullptr;
-  TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream));
-  return static_cast<cudaStream_t>(stream);
-}
-
 Tensor forward_impl(const Tensors<const Tensor&>& in, const Scalars<double>& s);
 
 // t copied out to like's shape and layout: for broadcasts of more than kMaxDims dimensions.
@@ -657,7 +659,6 @@ Tensor forward_cuda(double a, const Tensor& x, const Tensor& b) {
 
 Tensor backward_cuda(const Tensor& grad, double a) { return cuda::backward_impl(grad, {}, {a}); }
 #endif  // WITH_CUDA
-
 }  // namespace
 
 STABLE_TORCH_LIBRARY_IMPL(fused_axpby_stable, CPU, m) {

@@ -42,8 +42,8 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
 
     Differentiable once with respect to x, b. Double backward raises.
     """
-    if torch.compiler.is_compiling():
-        return _forward(a, x, b)  # traced as one node, with the autograd registered below
+    if torch.compiler.is_compiling():  # traced as one node, with the autograd registered below
+        return _forward(a, x, b)
     if _forward_ad._current_level >= 0 or (
         torch.is_grad_enabled() and (x.requires_grad or b.requires_grad)
     ):

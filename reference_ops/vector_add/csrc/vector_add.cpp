@@ -107,7 +107,7 @@ template <typename scalar_t>
 using CudaScalar = typename CudaType<scalar_t>::type;
 #endif  // WITH_CUDA
 
-// Every tensor argument must have a supported dtype and the dtype, device and of
+// Every tensor argument must have a supported dtype and the dtype and device of
 // the first one (shapes: see broadcast_shape). Each message names the argument, what it got and
 // what was expected.
 void check_tensors(const char* op, std::initializer_list<NamedTensor> args) {
