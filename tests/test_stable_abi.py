@@ -21,8 +21,8 @@ from opgen.model import read_project
 from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
 from .test_generated_project import add
 
-# The project holds the default op, a matmul op, and an op with what the stable glue does
-# beyond the default's: two tensors that
+# The project holds the default op, a matmul op, a pixel op, and an op with what the stable
+# glue does beyond the default's: two tensors that
 # broadcast, int and float scalars, a gradient that reads a tensor and one that is grad
 # itself (summed back to its input's shape by the Python autograd).
 BROADCAST_OP = ("--signature", "x: Tensor, bias: Tensor, scale: float = 0.5, n: int = 2",
@@ -52,6 +52,7 @@ def stable_project(python, projects) -> Path:
     project = render(projects / "stable", "stab", "--abi", "stable")
     add(project, "bias_tanh", *BROADCAST_OP)
     add(project, "mm", "--kind", "matmul", "--defaults")
+    add(project, "gray", "--kind", "pixel", "--defaults")
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
     return project
 
@@ -139,11 +140,11 @@ def test_a_wrong_broadcast_or_python_autograd_fails_the_generated_tests(python, 
 
 @pytest.mark.parametrize(
     ("options", "says"),
-    [(("--kind", "pixel"), "op 'ab' is a pixel op, whose glue is not written on the stable ABI yet "
-                           "(only elementwise and matmul ops are); use --abi torch, the default"),
+    [(("--kind", "rowwise"), "op 'ab' is a rowwise op, whose glue is not written on the stable ABI yet "
+                             "(only elementwise, pixel and matmul ops are); use --abi torch, the default"),
      (("--inline",), "--inline builds with torch's load_inline, which compiles against torch's own "
                      "headers, not the stable ABI; drop --inline or --abi stable")],
-    ids=["pixel", "inline"],
+    ids=["rowwise", "inline"],
 )
 def test_what_the_stable_abi_cannot_build_is_refused_before_rendering(opgen, tmp_path, options, says):
     result = opgen("new", "ab", "--defaults", "--abi", "stable", *options)
@@ -155,9 +156,9 @@ def test_what_the_stable_abi_cannot_build_is_refused_before_rendering(opgen, tmp
 def test_adding_a_kind_without_stable_glue_to_a_stable_project_is_refused(opgen, tmp_path):
     project = render(tmp_path, "lib", "--abi", "stable")
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    result = opgen("add", "gray", "-p", str(project), "--defaults", "--kind", "pixel")
+    result = opgen("add", "norm", "-p", str(project), "--defaults", "--kind", "rowwise")
     assert result.exit_code == 2
-    assert "op 'gray' is a pixel op, whose glue is not written on the stable ABI yet" in result.output
+    assert "op 'norm' is a rowwise op, whose glue is not written on the stable ABI yet" in result.output
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 

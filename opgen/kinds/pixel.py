@@ -21,6 +21,8 @@ DEFAULTS: dict[str, Any] = {
     "backward": False,  # pixel ops have no backward kernels yet
 }
 OPTIONS = frozenset({"channels", "forward"})
+# Its glue has a stable-ABI version (templates/kinds/pixel/stable/): opgen new --abi stable.
+STABLE_ABI = True
 
 
 def parse_channels(text: str, params: list[dict[str, Any]]) -> list[str]:
