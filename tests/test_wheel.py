@@ -65,6 +65,16 @@ def test_the_wheel_is_abi3_and_auditwheel_repairs_it_without_torch_or_cuda(pytho
     [repaired] = (tmp_path / "repaired").glob("*.whl")
     assert re.search(r"-cp39-abi3-manylinux_\d+_\d+_x86_64\.whl$", repaired.name), repaired.name
     members = zipfile.ZipFile(repaired).namelist()
+    # pip must not install a torch-ABI wheel beside another torch than the one it was built
+    # against; a stable one goes with every torch from 2.10 on.
+    metadata = zipfile.ZipFile(repaired).read(f"{name}-0.1.0.dist-info/METADATA").decode()
+    requires = re.findall(r"^Requires-Dist: (torch.*)$", metadata, re.M)
+    if abi == "torch":
+        import torch
+
+        assert requires == [f"torch=={torch.__version__.split('+')[0]}"], requires
+    else:
+        assert requires == ["torch>=2.10"], requires
     # No <package>.libs/ at all: the extension is the wheel's one shared library.
     libraries = [member for member in members if ".so" in Path(member).name]
     assert libraries == [f"{name}/_C.abi3.so"], members

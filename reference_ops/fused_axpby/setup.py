@@ -12,6 +12,7 @@ fused_axpby/_build_info.py; `import fused_axpby` refuses a build that does not m
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import sys
 from pathlib import Path
@@ -141,9 +142,22 @@ METADATA_COMMANDS = {"egg_info", "dist_info", "sdist"}
 command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
 building = command not in METADATA_COMMANDS
 
+
+def torch_requirement() -> str:
+    """The torch the library is built against, exactly: a wheel of it loads under that torch
+    only, so pip must not install it beside another. Read from the installed package's
+    metadata (no import); any torch where none is installed yet (an sdist)."""
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "torch>=2.4"
+    return "torch==" + version.split("+")[0]  # 2.15.0 matches 2.15.0+cu132 too
+
+
 setup(
     ext_modules=extensions() if building else [],
     cmdclass={"build_ext": build_ext_command()} if building else {},
+    install_requires=[torch_requirement()],
     # Python's limited API (torch defines Py_LIMITED_API): one wheel for every Python 3.9+.
     options={"bdist_wheel": {"py_limited_api": "cp39"}},
 )

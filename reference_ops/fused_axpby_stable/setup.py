@@ -13,6 +13,7 @@ fused_axpby_stable/_build_info.py; `import fused_axpby_stable` refuses a build t
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import sys
 from pathlib import Path
@@ -149,6 +150,7 @@ check_wheel_support()
 METADATA_COMMANDS = {"egg_info", "dist_info", "sdist"}
 command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
 building = command not in METADATA_COMMANDS
+
 
 setup(
     ext_modules=extensions() if building else [],
