@@ -29,8 +29,8 @@ def check_build() -> None:
         # linked in), which a CPU-only torch does not have.
         if _build_info.WITH_CUDA and torch.version.cuda is None:
             raise ImportError(
-                f"fused_axpby_stable is built with CUDA kernels but torch {torch.__version__} has no "
-                "CUDA; install a CUDA build of torch, or rebuild for the CPU only: "
+                f"fused_axpby_stable is built with CUDA kernels but torch {torch.__version__} "
+                "has no CUDA; install a CUDA build of torch, or rebuild for the CPU only: "
                 "USE_CUDA=0 pip install --no-build-isolation -e ."
             )
         return

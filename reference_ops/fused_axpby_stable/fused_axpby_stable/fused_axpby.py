@@ -193,7 +193,9 @@ def _backward(ctx, grad):
     )
 
 
-torch.library.register_autograd("fused_axpby_stable::fused_axpby", _backward, setup_context=_setup_context)
+torch.library.register_autograd(
+    "fused_axpby_stable::fused_axpby", _backward, setup_context=_setup_context
+)
 
 
 class _Autograd(torch.autograd.Function):
