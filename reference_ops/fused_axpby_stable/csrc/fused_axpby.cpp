@@ -5,8 +5,8 @@
 // Built on PyTorch's stable ABI (torch/csrc/stable, torch/headeronly and the C shims, no
 // ATen or c10 headers; setup.py passes -DTORCH_TARGET_VERSION): the library calls torch
 // only through functions torch keeps for years, so one build loads under every torch from
-// the targeted version on. Autograd is registered in Python (fused_axpby_stable/fused_axpby.py):
-// the stable ABI has no C++ autograd.
+// the targeted version on. Autograd is registered in Python, in
+// fused_axpby_stable/fused_axpby.py: the stable ABI has no C++ autograd.
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
