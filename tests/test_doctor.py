@@ -495,7 +495,7 @@ def test_python_option_checks_another_interpreter(opgen, python_without_torch):
 
 
 def write_build_info(project: Path, torch_version: str, cuda: str | None, with_cuda: bool = False,
-                     arch_list: str = "", debug: bool = False) -> None:
+                     arch_list: str = "", debug: bool = False, stable_target: tuple | None = None) -> None:
     """Run the project's own setup.py write_build_info, with a stand-in for torch."""
     tree = ast.parse((project / "setup.py").read_text())
     function = next(node for node in tree.body
@@ -503,7 +503,7 @@ def write_build_info(project: Path, torch_version: str, cuda: str | None, with_c
     namespace = {"ROOT": project, "NAME": project.name}
     exec(compile(ast.Module([function], type_ignores=[]), "setup.py", "exec"), namespace)
     torch = types.SimpleNamespace(__version__=torch_version, version=types.SimpleNamespace(cuda=cuda))
-    namespace["write_build_info"](torch, with_cuda, arch_list, debug)
+    namespace["write_build_info"](torch, with_cuda, arch_list, debug, stable_target)
 
 
 def built_library(project: Path) -> Path:
@@ -536,6 +536,24 @@ def test_a_project_built_against_another_torch_is_an_error(opgen, probed, tmp_pa
     assert (f"built against torch 2.4.0+cu121, but torch {probed['torch']} is installed: "
             "`import my_op` raises ImportError") in build["value"]
     assert build["fix"] == f"cd {project} && pip install --no-build-isolation -e ."
+
+
+@pytest.mark.parametrize(("target", "status"), [((2, 10), "ok"), ((99, 0), "error")])
+def test_a_stable_abi_build_matches_every_torch_from_its_target_on(opgen, probed, tmp_path, target, status):
+    project = render(tmp_path, "my_op", "--abi", "stable")
+    write_build_info(project, "2.15.0+cu132", probed["torch_cuda"], stable_target=target)
+    library = built_library(project)
+    for source in (project / "csrc").iterdir():
+        os.utime(source, (library.stat().st_mtime - 60,) * 2)
+    _, checks = run_doctor(opgen, str(project))
+    build = checks["build"]
+    assert build["status"] == status, build
+    wanted = ".".join(map(str, target))
+    assert build["value"].startswith(f"built on the stable ABI for torch >= {wanted}, CPU only")
+    if status == "error":
+        says = f"but torch {probed['torch']} is installed: `import my_op` raises ImportError"
+        assert says in build["value"]
+        assert build["fix"] == f"pip install 'torch>={wanted}'"
 
 
 def test_a_project_built_for_another_cuda_is_an_error(opgen, probed, tmp_path):

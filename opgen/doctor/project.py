@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from .. import project_toolchain
@@ -85,7 +86,16 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
         return checks
     issues = []
     # The same comparisons, in the same order, as the project's _build_check.py at import.
-    if info["TORCH_VERSION"] != probe["torch"]:
+    target = info.get("STABLE_TARGET")
+    if target:  # the stable ABI: any torch from the target on
+        value = f"built on the stable ABI for torch >= {'.'.join(map(str, target))}, {kernels}"
+        if _release(probe["torch"]) < tuple(target):
+            issues.append((ERROR, f"{value}, but torch {probe['torch']} is installed: `import {name}` "
+                           "raises ImportError", f"pip install 'torch>={'.'.join(map(str, target))}'"))
+        elif with_cuda and probe["torch_cuda"] is None:
+            issues.append((ERROR, f"{value}, but this torch has no CUDA: `import {name}` raises "
+                           "ImportError", f"cd {project} && USE_CUDA=0 {REBUILD}"))
+    elif info["TORCH_VERSION"] != probe["torch"]:
         issues.append((ERROR, f"built against torch {info['TORCH_VERSION']}, but torch {probe['torch']} "
                        f"is installed: `import {name}` raises ImportError", rebuild))
     elif built_cuda != probe["torch_cuda"]:
@@ -128,6 +138,12 @@ def check_project(project: Path, answers: dict, probe: dict, gpus: list[dict]) -
                            "is available)", f"cd {project} && TORCH_CUDA_ARCH_LIST= {REBUILD}"))
     checks.append(combine("build", f"{value}, matching the installed torch", issues))
     return checks
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """(2, 11, 0) of "2.11.0+cu130": the release numbers a version compares by."""
+    release = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(n) for n in release.group().split(".")) if release else ()
 
 
 def _lacks_shared_libstdcxx(library: Path) -> bool:

@@ -31,6 +31,8 @@ from ..spec import (
 NAME = "rowwise"
 SUMMARY = "per-row reductions over the last dimension, then one output per element (RMSNorm, softmax)"
 OPTIONS = frozenset({"preset", "columns", "reductions", "forward", "grad_reductions", "gradients"})
+# Its glue has a stable-ABI version (templates/kinds/rowwise/stable/): opgen new --abi stable.
+STABLE_ABI = True
 # No --out-dtype (the rows come out in the inputs' dtype): not asked on a terminal.
 ASKS_OUT_DTYPE = False
 NOT_INLINE = "their kernels share csrc/row_kernels.cuh, which the one file does not hold"
