@@ -38,6 +38,22 @@ COMMON_PACKAGES = frozenset("""
     load_library import_module
     """.split())
 
+# Functions that the C library's and CUDA's headers declare in the global namespace (every
+# generated .cu file includes them): a C++ namespace of the same name does not compile
+# ("norm" has already been declared in the current scope).
+C_AND_CUDA_FUNCTIONS = frozenset("""
+    abs acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh div erf erfc exp
+    exp2 expm1 fabs fdim floor fma fmax fmin fmod frexp hypot ilogb labs ldexp lgamma llabs
+    llrint llround log log10 log1p log2 logb lrint lround modf nan nearbyint nextafter
+    nexttoward pow remainder remquo rint round scalbln scalbn sin sinh sqrt tan tanh tgamma
+    trunc signbit isfinite isinf isnan
+    norm normf norm3d norm4d rnorm rnorm3d rnorm4d rhypot rsqrt rcbrt sincos sincospi sinpi
+    cospi erfinv erfcinv erfcx normcdf normcdfinv j0 j1 jn y0 y1 yn cyl_bessel_i0
+    cyl_bessel_i1 exp10 min max umin umax llmin llmax ullmin ullmax saturate mul24 umul24
+    mulhi umulhi mul64hi umul64hi
+    malloc free calloc realloc memcpy memset printf abort exit rand srand clock time index
+    """.split())
+
 
 def name_problem(name: str) -> str | None:
     """Why `name` cannot be an op name, or None if it can."""
@@ -59,6 +75,9 @@ def name_problem(name: str) -> str | None:
         return f"op name {name!r} is a Python keyword; pick another name, e.g. {name}_op"
     if name in CPP_KEYWORDS:
         return f"op name {name!r} is a C++ keyword; pick another name, e.g. {name}_op"
+    if name in C_AND_CUDA_FUNCTIONS:
+        return (f"op name {name!r} is a function of the C library or CUDA ({name}()), which the C++ "
+                f"namespace of the op would collide with; pick another name, e.g. {name}_op")
     if name in sys.stdlib_module_names:
         return (f"op name {name!r} would shadow the standard library module {name}; "
                 f"pick another name, e.g. {name}_op")

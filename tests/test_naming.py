@@ -1,12 +1,17 @@
 """Which op names opgen accepts, and what it says about the others."""
 
 import re
+import shutil
+import subprocess
 import sys
 import unicodedata
 
 import pytest
 
 from opgen.naming import name_problem
+
+# This machine's nvcc (a wrapper script in /usr/local/bin on CI), else the toolkit's.
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 
 
 @pytest.mark.parametrize("name", ["my_op", "relu", "fused_axpby", "op2", "a", "rgb_to_gray"])
@@ -77,3 +82,17 @@ def test_names_that_nfkc_changes_are_refused():
     for name in ["\uff4d\uff59_op", "\ufb01lter", "op\u00b2", "\u212aernel", "\u2168"]:
         assert unicodedata.normalize("NFKC", name) != name
         assert "non-ASCII" in name_problem(name)
+
+
+@pytest.mark.parametrize("name", ["norm", "rsqrt", "sin", "index"])
+def test_refuses_the_names_of_c_and_cuda_functions_that_a_namespace_cannot_take(name, tmp_path):
+    # The op's C++ namespace beside the functions the generated .cu files see: nvcc refuses
+    # it ('"norm" has already been declared in the current scope'), so opgen must first.
+    assert f"op name {name!r} is a function of the C library or CUDA" in name_problem(name)
+    source = tmp_path / "clash.cu"
+    for candidate, compiles in ((name, False), (f"{name}_op", True)):
+        source.write_text("#include <cuda_runtime.h>\n#include <cmath>\n#include <cstring>\n"
+                          f"namespace {candidate} {{\nint k = 1;\n}}\n")
+        result = subprocess.run([NVCC, "-c", str(source), "-o", str(tmp_path / "clash.o")],
+                                capture_output=True, text=True)
+        assert (result.returncode == 0) == compiles, (candidate, result.stderr[-2000:])

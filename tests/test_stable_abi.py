@@ -21,8 +21,8 @@ from opgen.model import read_project
 from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
 from .test_generated_project import add
 
-# The project holds the default op, a matmul op, a pixel op, and an op with what the stable
-# glue does beyond the default's: two tensors that
+# The project holds the default op, a matmul, a pixel and a rowwise op (RMSNorm), and an op
+# with what the stable elementwise glue does beyond the default's: two tensors that
 # broadcast, int and float scalars, a gradient that reads a tensor and one that is grad
 # itself (summed back to its input's shape by the Python autograd).
 BROADCAST_OP = ("--signature", "x: Tensor, bias: Tensor, scale: float = 0.5, n: int = 2",
@@ -53,6 +53,7 @@ def stable_project(python, projects) -> Path:
     add(project, "bias_tanh", *BROADCAST_OP)
     add(project, "mm", "--kind", "matmul", "--defaults")
     add(project, "gray", "--kind", "pixel", "--defaults")
+    add(project, "rms", "--kind", "rowwise", "--preset", "rmsnorm", "--defaults")
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
     return project
 
@@ -120,7 +121,7 @@ def test_a_stable_build_loads_under_another_torch_and_refuses_one_older_than_its
 @pytest.mark.parametrize(
     ("file", "right", "wrong"),
     [("csrc/bias_tanh.cpp", "offset[1] + k * step[1]", "offset[1] + k"),
-     ("bias_tanh/bias_tanh.py", "ctx.save_for_backward(x)", "ctx.save_for_backward(bias)")],
+     ("bias_tanh/bias_tanh.py", "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(inputs[1])")],
     ids=["broadcast-walk", "saves-another-tensor"],
 )
 def test_a_wrong_broadcast_or_python_autograd_fails_the_generated_tests(python, projects, file, right, wrong):
@@ -140,11 +141,12 @@ def test_a_wrong_broadcast_or_python_autograd_fails_the_generated_tests(python, 
 
 @pytest.mark.parametrize(
     ("options", "says"),
-    [(("--kind", "rowwise"), "op 'ab' is a rowwise op, whose glue is not written on the stable ABI yet "
-                             "(only elementwise, pixel and matmul ops are); use --abi torch, the default"),
+    [(("--kind", "custom"), "op 'ab' is a custom op, whose glue is not written on the stable ABI yet "
+                            "(only elementwise, pixel, matmul and rowwise ops are); use --abi torch, "
+                            "the default"),
      (("--inline",), "--inline builds with torch's load_inline, which compiles against torch's own "
                      "headers, not the stable ABI; drop --inline or --abi stable")],
-    ids=["rowwise", "inline"],
+    ids=["custom", "inline"],
 )
 def test_what_the_stable_abi_cannot_build_is_refused_before_rendering(opgen, tmp_path, options, says):
     result = opgen("new", "ab", "--defaults", "--abi", "stable", *options)
@@ -156,9 +158,9 @@ def test_what_the_stable_abi_cannot_build_is_refused_before_rendering(opgen, tmp
 def test_adding_a_kind_without_stable_glue_to_a_stable_project_is_refused(opgen, tmp_path):
     project = render(tmp_path, "lib", "--abi", "stable")
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    result = opgen("add", "norm", "-p", str(project), "--defaults", "--kind", "rowwise")
+    result = opgen("add", "seg", "-p", str(project), "--defaults", "--kind", "custom")
     assert result.exit_code == 2
-    assert "op 'norm' is a rowwise op, whose glue is not written on the stable ABI yet" in result.output
+    assert "op 'seg' is a custom op, whose glue is not written on the stable ABI yet" in result.output
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 

@@ -42,16 +42,17 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
 
     Differentiable once with respect to x, b. Double backward raises.
     """
-    if torch.compiler.is_compiling():  # traced as one node, with the autograd registered below
+    # Only names of this module that start with _ below: an argument may be named torch.
+    if _is_compiling():  # traced as one node, with the autograd registered below
         return _forward(a, x, b)
     if _forward_ad._current_level >= 0 or (
-        torch.is_grad_enabled() and (x.requires_grad or b.requires_grad)
+        _is_grad_enabled() and (x.requires_grad or b.requires_grad)
     ):
         _refuse_forward_ad(x, b)
         return _Autograd.apply(a, x, b)
     # Nothing for autograd to record: straight to the kernel, past the Python autograd
     # kernel registered below, which costs microseconds a call (more than a small kernel).
-    with torch._C._AutoDispatchBelowAutograd():
+    with _BelowAutograd():
         return _forward(a, x, b)
 
 
@@ -166,6 +167,10 @@ def _refuse_forward_ad(*tensors: Tensor) -> None:
         )
 
 
+_is_compiling = torch.compiler.is_compiling
+_is_grad_enabled = torch.is_grad_enabled
+# Dispatches below the autograd kernel, as torch.library's own registration does.
+_BelowAutograd = torch._C._AutoDispatchBelowAutograd
 _backward_op = torch.ops.fused_axpby_stable.fused_axpby_backward.default
 
 
@@ -173,16 +178,16 @@ _backward_op = torch.ops.fused_axpby_stable.fused_axpby_backward.default
 # gradient of an input that broadcast back to its shape. The backward is the custom op
 # fused_axpby_backward, with CPU and CUDA kernels, so it also runs under torch.compile.
 def _setup_context(ctx, inputs, output):
-    a, x, b = inputs
-    ctx.scalars = (a,)
+    # inputs: a, x, b
+    ctx.scalars = (inputs[0],)
 
 
 def _backward(ctx, grad):
-    if torch.is_grad_enabled():
+    if _is_grad_enabled():
         # create_graph=True: through the backward op's autograd, which raises if differentiated.
         grads = _backward_op(grad, *ctx.scalars)
     else:
-        with torch._C._AutoDispatchBelowAutograd():
+        with _BelowAutograd():
             grads = _backward_op(grad, *ctx.scalars)
     grads = (grads,)
     # One gradient per argument (None for a).
@@ -205,7 +210,7 @@ class _Autograd(torch.autograd.Function):
     @staticmethod
     def forward(ctx, *args):
         # (A setup_context method of its own would cost an inspect.signature a call.)
-        with torch._C._AutoDispatchBelowAutograd():
+        with _BelowAutograd():
             out = _forward(*args)
         _setup_context(ctx, args, out)
         return out
