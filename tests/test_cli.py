@@ -155,7 +155,7 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
                  ["first"], ["reference"], ["random_tensor"], ["main", "--kind", "matmul"],
                  ["four", "--signature", "x: Tensor, y: Tensor, z: Tensor, w: Tensor", "--forward",
                   "x * y + z - w", "--gradients", "x: y * grad; y: x * grad; z: grad; w: -grad"],
-                 ["norm", "--kind", "rowwise", "--preset", "layernorm"],
+                 ["ln", "--kind", "rowwise", "--preset", "layernorm"],
                  ["soft", "--kind", "rowwise", "--preset", "softmax"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     for project in ("my_op", "axpby", "lib"):
