@@ -158,7 +158,14 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
                  ["ln", "--kind", "rowwise", "--preset", "layernorm"],
                  ["soft", "--kind", "rowwise", "--preset", "softmax"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
-    for project in ("my_op", "axpby", "lib"):
+    # The stable ABI's Python autograd, for every kind that has it.
+    opgen("new", "stab", "--abi", "stable", "--signature", "x: Tensor, b: Tensor, s: float = 0.5",
+          "--forward", "x * s + b", "--gradients", "x: grad * s; b: grad")
+    for args in (["mm", "--kind", "matmul"], ["gray", "--kind", "pixel"],
+                 ["ln", "--kind", "rowwise", "--preset", "layernorm"],
+                 ["soft", "--kind", "rowwise", "--preset", "softmax"]):
+        assert opgen("add", *args, "--defaults", "-p", "stab").exit_code == 0
+    for project in ("my_op", "axpby", "lib", "stab"):
         result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path / project,
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stdout + result.stderr
