@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .answers import OP_OPTIONS, collect_op, options_of
-from .kinds import KINDS
+from .kinds import STABLE_KINDS
 from .naming import name_problem
 from .spec import SpecError
 
@@ -38,9 +38,8 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
         raise SpecError(f"abi {abi!r} is not one of {', '.join(ABIS)}; use torch (the default) or stable")
     if abi == "stable":
         for op in ops:
-            if not getattr(KINDS[op["kind"]], "STABLE_ABI", False):
-                ready = [name for name, kind in KINDS.items() if getattr(kind, "STABLE_ABI", False)]
-                ready = " and ".join(filter(None, [", ".join(ready[:-1]), ready[-1]]))
+            if op["kind"] not in STABLE_KINDS:
+                ready = ", ".join(STABLE_KINDS[:-1]) + " and " + STABLE_KINDS[-1]
                 raise SpecError(f"op {op['name']!r} is a {op['kind']} op, whose glue is not written on the "
                                 f"stable ABI yet (only {ready} ops are); use --abi torch, the default")
     names = [op["name"] for op in ops]

@@ -36,3 +36,5 @@ KINDS: dict[str, ModuleType] = {module.NAME: module
                                 for module in (elementwise, pixel, matmul, rowwise, custom)}
 # Options some kind takes; a kind that does not take one refuses it with its reason.
 KIND_OPTIONS = frozenset().union(*(module.OPTIONS for module in KINDS.values()))
+# The kinds whose files have a stable-ABI version (opgen new --abi stable), in KINDS' order.
+STABLE_KINDS = [name for name, module in KINDS.items() if getattr(module, "STABLE_ABI", False)]
