@@ -22,9 +22,6 @@ from setuptools import setup
 NAME = "embedding_bag"
 # CPU and CUDA results must agree bit for bit (opgen new --exact): see _toolchain.py.
 EXACT = False
-# Built on torch's stable ABI (opgen new --abi stable): loads under every torch from
-# _toolchain.STABLE_TARGET on, not only the one it was built with.
-STABLE_ABI = False
 ROOT = Path(__file__).resolve().parent
 # Every source in csrc/: the library's schemas, each op's glue and autograd (C++), and its
 # CUDA kernels (.cu), which build only where nvcc is found.
@@ -68,8 +65,7 @@ def extensions():
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
     with_cuda = cuda_home is not None
-    write_build_info(torch, with_cuda, arch_list, toolchain.debug_build(),
-                     toolchain.STABLE_TARGET if STABLE_ABI else None)
+    write_build_info(torch, with_cuda, arch_list, toolchain.debug_build())
     cxx_flags, link_flags = toolchain.cxx_flags(), toolchain.link_flags()
     if not with_cuda:
         return [
