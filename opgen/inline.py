@@ -28,10 +28,12 @@ CPP_CONSTANTS = (
     ("csrc/library.cpp", "SCHEMAS"),
 )
 INLINE_TEMPLATE = "templates/kinds/common/inline.py.jinja"
-# Files of a project that the inline file builds without (its C++ is one file, and the AVX2
-# loops need one of their own), and how its comments speak of them instead.
-ABSENT_FILES = (("csrc/{op}_cpu_avx2.cpp", "a project's AVX2 file"),
-                ("csrc/cpu_lanes.h", "in a project's AVX2 loops"))
+# Files of a project that the inline file builds without (its C++ is one file, and the vector
+# loops need files of their own), and how its comments speak of them instead.
+ABSENT_FILES = (("csrc/{op}_cpu_loops.h", "a project's vector loops"),
+                ("csrc/{op}_cpu_avx2.cpp", "a project's AVX2 file"),
+                ("csrc/{op}_cpu_avx512.cpp", "its AVX512 file"),
+                ("csrc/cpu_lanes.h", "in a project's vector loops"))
 
 
 def cpp_source(text: str) -> str:

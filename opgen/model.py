@@ -16,8 +16,8 @@ from .naming import name_problem
 from .spec import SpecError
 
 # Files each op gets, by op name; one op's files must not be another's (add refuses those).
-OP_FILES = ("csrc/{op}.cpp", "csrc/{op}_cpu_avx2.cpp",
-            "csrc/{op}_kernel.cu", "csrc/{op}_kernel.h", "csrc/{op}_math.h",
+OP_FILES = ("csrc/{op}.cpp", "csrc/{op}_cpu_loops.h", "csrc/{op}_cpu_avx2.cpp",
+            "csrc/{op}_cpu_avx512.cpp", "csrc/{op}_kernel.cu", "csrc/{op}_kernel.h", "csrc/{op}_math.h",
             "csrc/{op}_autograd.cpp", "{package}/{op}.py", "{package}/{op}_reference.py",
             "tests/test_{op}.py", "benchmarks/bench_{op}.py")
 # Names the package's shared files take, which no op may have.

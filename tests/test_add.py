@@ -27,8 +27,8 @@ def test_an_added_op_gets_its_own_files_and_joins_the_library(opgen, project):
     assert result.exit_code == 0, result.output
     after = tree(project)
     assert sorted(set(after) - set(before)) == sorted([
-        "csrc/relu.cpp", "csrc/relu_autograd.cpp", "csrc/relu_cpu_avx2.cpp", "csrc/relu_kernel.cu",
-        "csrc/relu_kernel.h",
+        "csrc/relu.cpp", "csrc/relu_autograd.cpp", "csrc/relu_cpu_avx2.cpp", "csrc/relu_cpu_avx512.cpp",
+        "csrc/relu_cpu_loops.h", "csrc/relu_kernel.cu", "csrc/relu_kernel.h",
         "csrc/relu_math.h", "mylib/relu.py", "mylib/relu_reference.py", "tests/test_relu.py",
         "benchmarks/bench_relu.py"])
     changed = sorted(name for name in before if before[name] != after[name])

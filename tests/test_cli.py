@@ -32,6 +32,8 @@ DEFAULT_PROJECT_FILES = {
     "csrc/cpu_lanes.h",
     "csrc/my_op.cpp",
     "csrc/my_op_cpu_avx2.cpp",
+    "csrc/my_op_cpu_avx512.cpp",
+    "csrc/my_op_cpu_loops.h",
     "csrc/my_op_autograd.cpp",
     "csrc/my_op_kernel.cu",
     "csrc/my_op_kernel.h",
@@ -544,7 +546,7 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
     for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     sources = sorted(str(p) for p in (tmp_path / "lib" / "csrc").iterdir())
-    assert len(sources) == 17  # the elementwise op's AVX2 loops and their header too
+    assert len(sources) == 19  # the elementwise op's vector loops (AVX2, AVX512) and their headers too
     result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
                              *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]

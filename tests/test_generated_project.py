@@ -232,7 +232,7 @@ def add(project: Path, name: str, *options: str) -> None:
 
 def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python, projects):
     # Transcendental functions, two inputs, every kind of scalar, conditions on floating values
-    # (where() in the formulas: masks in the AVX2 loops) and on scalars (?:).
+    # (where() in the formulas: masks in the vector loops) and on scalars (?:).
     project = render(projects, "mixed", "--signature",
                      "x: Tensor, y: Tensor, alpha: float = 0.5, n: int = 2, flip: bool = False",
                      "--forward", "x > 0 && !flip ? x * y * n : alpha * tanh(x) * exp(-y)",
@@ -241,9 +241,12 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
     assert "return where(x > acc_t(0) && !flip," in (project / "csrc" / "mixed_math.h").read_text()
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
     [library] = (project / "mixed").glob("_C*.so")
-    # The AVX2 loops call SLEEF's 8-float tanh (as eager's CPU kernels do), and the CPU loops
-    # run on torch's OpenMP threads: without -fopenmp, at::parallel_for runs on one thread.
+    # The AVX2 loops call SLEEF's 8-float tanh and the AVX512 ones its 16-float tanh (as eager's
+    # CPU kernels do; this CPU runs the AVX2 ones: the AVX512 ones ran on the GPU machine's
+    # Xeon, tests/perf/cpu_avx512), and the CPU loops run on torch's OpenMP threads: without
+    # -fopenmp, at::parallel_for runs on one thread.
     assert b"Sleef_tanhf8_u10" in library.read_bytes()
+    assert b"Sleef_tanhf16_u10" in library.read_bytes()
     needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
     assert "libgomp" in needed, needed
     result = run_project_tests(python, project)  # on this CPU (AVX2): the AVX2 loops

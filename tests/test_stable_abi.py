@@ -171,7 +171,7 @@ def test_projects_recorded_before_the_abi_answer_are_on_torchs_abi():
 
 
 def test_the_stable_project_files(tmp_path):
-    # No C++ autograd and no AVX2 loops (at::vec is not on the stable ABI); the schema file
+    # No C++ autograd and no vector loops (at::vec is not on the stable ABI); the schema file
     # registers with STABLE_TORCH_LIBRARY; the package needs torch >= 2.10.
     project = render(tmp_path, "st", "--abi", "stable")
     csrc = sorted(p.name for p in (project / "csrc").iterdir())

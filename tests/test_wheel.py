@@ -53,7 +53,7 @@ def run(*command: str | Path, cwd: Path | None = None, **env: str) -> str:
 )
 def test_the_wheel_is_abi3_and_auditwheel_repairs_it_without_torch_or_cuda(python, tmp_path, abi, build_env):
     name = f"wheel_{abi}"  # one package per ABI: both are installed into the tests' venv
-    # On torch's ABI, the files that take longest to compile (the C++ autograd, the AVX2
+    # On torch's ABI, the files that take longest to compile (the C++ autograd, the vector
     # loops) are left out: this is about the wheel, which still links OpenMP.
     lighter = ("--exact", "--no-backward") if abi == "torch" else ()
     project = render(tmp_path / "src", name, "--abi", abi, *lighter)

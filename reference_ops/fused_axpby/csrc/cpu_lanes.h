@@ -1,30 +1,43 @@
-// cpu_lanes.h: the formulas of the elementwise ops on the CPU, 16 floats (8 doubles) at a time.
+// cpu_lanes.h: the formulas of the elementwise ops on the CPU, 16 floats (8 doubles) at a time
+// with AVX2, 32 (16) with AVX512.
 //
 // The formulas of csrc/<op>_math.h are templates over their arithmetic type acc_t. The CUDA
-// kernels and the scalar CPU loops instantiate them with float or double; the AVX2 loops
-// (csrc/<op>_cpu_avx2.cpp) with Lanes<float> or Lanes<double>: two of PyTorch's
+// kernels and the scalar CPU loops instantiate them with float or double; the vector loops
+// (csrc/<op>_cpu_loops.h) with Lanes<float> or Lanes<double>: two of PyTorch's
 // at::vec::Vectorized, with exp, tanh, ... from SLEEF, as PyTorch's own CPU kernels compute
 // them. Lanes has C++'s operators and the math functions the formulas call; a comparison
 // gives a Mask, and where(c, a, b) picks by it.
 //
 // Include this header first: it makes the whole file AVX2 code, as -mavx2 -mfma -mf16c would
-// (which torch's build does not let one file have). Only GCC on x86-64 is told so; elsewhere
-// the same code compiles with at::vec's portable vectors, and is right, not faster.
+// (which torch's build does not let one file have), or AVX512 code where the file defines
+// CPU_LANES_AVX512 before it (as PyTorch's own AVX512 kernels are built: -mavx512f
+// -mavx512bw -mavx512vl -mavx512dq -mfma). Only GCC on x86-64 is told so; elsewhere the same
+// code compiles with at::vec's portable vectors, and is right, not faster.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #if defined(_IMMINTRIN_H_INCLUDED) || defined(__SLEEF_H__)
-#error "cpu_lanes.h makes the whole file AVX2 code: include it before every other header"
+#error "cpu_lanes.h makes the whole file vector code: include it before every other header"
 #endif
-#pragma GCC target("avx2,fma,f16c")
-// What the compiler defines with -mavx2 -mfma -mf16c (the pragma does not): sleef.h declares
-// its AVX2 functions only where they are defined.
+// What the compiler defines with the -m flags (the pragma does not): sleef.h declares its
+// vector functions, and at::vec its vectors, only where they are defined.
 #define __AVX__ 1
 #define __AVX2__ 1
 #define __FMA__ 1
 #define __F16C__ 1
+#if defined(CPU_LANES_AVX512)
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
+#define __AVX512F__ 1
+#define __AVX512BW__ 1
+#define __AVX512VL__ 1
+#define __AVX512DQ__ 1
+#define CPU_CAPABILITY AVX512
+#define CPU_CAPABILITY_AVX512
+#else
+#pragma GCC target("avx2,fma,f16c")
 #define CPU_CAPABILITY AVX2
 #define CPU_CAPABILITY_AVX2
+#endif
 #endif
 
 // GCC builds some of at::vec's Vectorized<BFloat16> without the target (see to_float) and
@@ -267,14 +280,20 @@ Lanes<T> fma(const Lanes<T>& a, const Lanes<T>& b, const Lanes<T>& c) {
 template <typename T>
 constexpr bool is_reduced_float = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
 
-// 16 half or bfloat16 values to Lanes<float> and back. With AVX2, by at::vec's conversions
-// on the registers: its Vectorized<BFloat16> and <Half> take their constructors from a class
-// template, which GCC compiles without the file's target (not inlined, and another ABI).
+// Lanes<float>::size() half or bfloat16 values to Lanes<float> and back. With AVX2 or AVX512,
+// by at::vec's conversions on the registers: its Vectorized<BFloat16> and <Half> take their
+// constructors from a class template, which GCC compiles without the file's target (not
+// inlined, and another ABI).
 template <typename T>
 [[gnu::always_inline]] inline Lanes<float> to_float(const T* p) {
-#if defined(CPU_CAPABILITY_AVX2)
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i bits = _mm512_loadu_si512(p);
+  __m512 lo, hi;
+#elif defined(CPU_CAPABILITY_AVX2)
   const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   __m256 lo, hi;
+#endif
+#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
   if constexpr (std::is_same_v<T, c10::BFloat16>) {
     at::vec::cvtbf16_fp32(bits, lo, hi);
   } else {
@@ -288,9 +307,13 @@ template <typename T>
 }
 template <typename T>
 [[gnu::always_inline]] inline void from_float(T* p, const Lanes<float>& v) {
-#if defined(CPU_CAPABILITY_AVX2)
-  const __m256i bits = std::is_same_v<T, c10::BFloat16> ? at::vec::cvtfp32_bf16(v.lo, v.hi)
-                                                        : at::vec::cvtfp32_fp16(v.lo, v.hi);
+#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
+  const auto bits = std::is_same_v<T, c10::BFloat16> ? at::vec::cvtfp32_bf16(v.lo, v.hi)
+                                                     : at::vec::cvtfp32_fp16(v.lo, v.hi);
+#endif
+#if defined(CPU_CAPABILITY_AVX512)
+  _mm512_storeu_si512(p, bits);
+#elif defined(CPU_CAPABILITY_AVX2)
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
 #else
   at::vec::convert_from_float<T>(v.lo, v.hi).store(p);

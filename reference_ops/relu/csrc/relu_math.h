@@ -6,8 +6,8 @@
 // float16 and bfloat16 inputs and double for float64. Write literals as acc_t(0.5)
 // rather than 0.5 (a double) so that float math stays in float. The C math functions
 // (exp, log, tanh, fmax, ...) and min, max and clamp work here on the host and on the
-// device. On a CPU with AVX2, acc_t is also Lanes<float> (16 values at once,
-// csrc/cpu_lanes.h): there a comparison of floating values is a mask, so pick with
+// device. On a CPU with AVX2 or AVX512, acc_t is also Lanes<float> (16 or 32
+// values at once, csrc/cpu_lanes.h): there a comparison of floating values is a mask, so pick with
 // where(x > acc_t(0), a, b), not x > 0 ? a : b, and write acc_t(n) for an int that meets a
 // float.
 #pragma once
@@ -161,17 +161,21 @@ struct Grads {
 };
 
 #if !defined(__CUDACC__)
-// The CPU loops for processors with AVX2, over `count` elements: defined in
-// csrc/relu_cpu_avx2.cpp (compiled for AVX2, one instance per dtype), called by
-// csrc/relu.cpp where the CPU has AVX2. Each tensor comes as a pointer and a step: 1 for
-// consecutive elements, 0 for one value repeated (a broadcast), another for every step-th one.
-template <typename scalar_t, typename out_t>
-void forward_avx2(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& step, out_t* out,
-                  int64_t count, const Scalars<double>& s);
-template <typename scalar_t>
-void backward_avx2(const scalar_t* grad, int64_t grad_step, const GradReads<const scalar_t*>& data,
-                   const GradReads<int64_t>& step, const Grads<scalar_t*>& grads, int64_t count,
-                   const Scalars<double>& s);
+// The processors the CPU loops are built for.
+enum class CpuIsa { kAvx2, kAvx512 };
+
+// The CPU loops on vectors, over `count` elements: defined in csrc/relu_cpu_loops.h,
+// built for AVX2 by csrc/relu_cpu_avx2.cpp and for AVX512 by
+// csrc/relu_cpu_avx512.cpp (one instance per dtype), called by csrc/relu.cpp
+// where the CPU has them. Each tensor comes as a pointer and a step: 1 for consecutive
+// elements, 0 for one value repeated (a broadcast), another for every step-th one.
+template <CpuIsa isa, typename scalar_t, typename out_t>
+void forward_lanes(const Tensors<const scalar_t*>& data, const Tensors<int64_t>& step, out_t* out,
+                   int64_t count, const Scalars<double>& s);
+template <CpuIsa isa, typename scalar_t>
+void backward_lanes(const scalar_t* grad, int64_t grad_step, const GradReads<const scalar_t*>& data,
+                    const GradReads<int64_t>& step, const Grads<scalar_t*>& grads, int64_t count,
+                    const Scalars<double>& s);
 #endif
 
 }  // namespace relu

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -308,14 +309,38 @@ bool is_one_value(const at::Tensor& t) {
   return true;
 }
 
-// Whether this CPU runs the AVX2 loops (in csrc/silu_mul_cpu_avx2.cpp): as PyTorch
-// decides for its own kernels (ATEN_CPU_CAPABILITY=default turns them off, for both).
-bool cpu_has_avx2() {
-  static const bool has = [] {
+// The vector loops this CPU runs (csrc/silu_mul_cpu_loops.h, AVX2 or AVX512), as
+// PyTorch picks its own kernels (ATEN_CPU_CAPABILITY=avx2 or default turns them down, for
+// both): none where it has neither.
+std::optional<CpuIsa> cpu_vector_isa() {
+  static const std::optional<CpuIsa> isa = []() -> std::optional<CpuIsa> {
     const std::string capability = at::get_cpu_capability();
-    return capability == "AVX2" || capability == "AVX512";
+    if (capability == "AVX512") return CpuIsa::kAvx512;
+    if (capability == "AVX2") return CpuIsa::kAvx2;
+    return std::nullopt;
   }();
-  return has;
+  return isa;
+}
+
+template <typename scalar_t, typename out_t>
+void forward_vectors(CpuIsa isa, const Tensors<const scalar_t*>& data, const Tensors<int64_t>& step,
+                     out_t* out, int64_t count, const Scalars<double>& s) {
+  if (isa == CpuIsa::kAvx512) {
+    forward_lanes<CpuIsa::kAvx512, scalar_t, out_t>(data, step, out, count, s);
+  } else {
+    forward_lanes<CpuIsa::kAvx2, scalar_t, out_t>(data, step, out, count, s);
+  }
+}
+
+template <typename scalar_t>
+void backward_vectors(CpuIsa isa, const scalar_t* grad, int64_t grad_step,
+                      const GradReads<const scalar_t*>& data, const GradReads<int64_t>& step,
+                      const Grads<scalar_t*>& grads, int64_t count, const Scalars<double>& s) {
+  if (isa == CpuIsa::kAvx512) {
+    backward_lanes<CpuIsa::kAvx512, scalar_t>(grad, grad_step, data, step, grads, count, s);
+  } else {
+    backward_lanes<CpuIsa::kAvx2, scalar_t>(grad, grad_step, data, step, grads, count, s);
+  }
 }
 // The kernels take the arguments in the structs of csrc/silu_mul_math.h; the functions
 // registered at the end of this file pass them on.
@@ -347,10 +372,10 @@ at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars
             run = walk.run(end - i);
             const int64_t* offset = walk.offsets();
             const int64_t* step = walk.steps();
-#ifndef NO_CPU_AVX2_LOOPS
-            if (cpu_has_avx2()) {
-              forward_avx2<scalar_t, out_t>({data.x + offset[0], data.y + offset[1]},
-                                            {step[0], step[1]}, out_p + i, run, s);
+#ifndef NO_CPU_VECTOR_LOOPS
+            if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+              forward_vectors<scalar_t, out_t>(*isa, {data.x + offset[0], data.y + offset[1]},
+                                               {step[0], step[1]}, out_p + i, run, s);
               continue;
             }
 #endif
@@ -391,11 +416,11 @@ std::tuple<at::Tensor, at::Tensor> backward_broadcast(const at::Tensor& grad,
             run = walk.run(end - i);
             const int64_t* offset = walk.offsets();
             const int64_t* step = walk.steps();
-#ifndef NO_CPU_AVX2_LOOPS
-            if (cpu_has_avx2()) {
-              backward_avx2<scalar_t>(grad_p + offset[0], step[0],
-                                      {data.x + offset[1], data.y + offset[2]}, {step[1], step[2]},
-                                      {grads_p.x + i, grads_p.y + i}, run, s);
+#ifndef NO_CPU_VECTOR_LOOPS
+            if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+              backward_vectors<scalar_t>(
+                  *isa, grad_p + offset[0], step[0], {data.x + offset[1], data.y + offset[2]},
+                  {step[1], step[2]}, {grads_p.x + i, grads_p.y + i}, run, s);
               continue;
             }
 #endif
@@ -436,10 +461,10 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
                                             dense.y.const_data_ptr<scalar_t>()};
         out_t* out_p = out.mutable_data_ptr<out_t>();
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-#ifndef NO_CPU_AVX2_LOOPS
-          if (cpu_has_avx2()) {
-            forward_avx2<scalar_t, out_t>({data.x + begin, data.y + begin}, {1, 1}, out_p + begin,
-                                          end - begin, s);
+#ifndef NO_CPU_VECTOR_LOOPS
+          if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+            forward_vectors<scalar_t, out_t>(*isa, {data.x + begin, data.y + begin}, {1, 1},
+                                             out_p + begin, end - begin, s);
             return;
           }
 #endif
@@ -481,12 +506,12 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
                        const Grads<scalar_t*> grads_p{grads.x.mutable_data_ptr<scalar_t>(),
                                                       grads.y.mutable_data_ptr<scalar_t>()};
                        at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
-#ifndef NO_CPU_AVX2_LOOPS
-                         if (cpu_has_avx2()) {
-                           backward_avx2<scalar_t>(grad_p + begin * grad_step, grad_step,
-                                                   {data.x + begin, data.y + begin}, {1, 1},
-                                                   {grads_p.x + begin, grads_p.y + begin},
-                                                   end - begin, s);
+#ifndef NO_CPU_VECTOR_LOOPS
+                         if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+                           backward_vectors<scalar_t>(*isa, grad_p + begin * grad_step, grad_step,
+                                                      {data.x + begin, data.y + begin}, {1, 1},
+                                                      {grads_p.x + begin, grads_p.y + begin},
+                                                      end - begin, s);
                            return;
                          }
 #endif
