@@ -40,6 +40,16 @@
 #endif
 #endif
 
+#if defined(__GNUC__) && !defined(__clang__)
+// The loops of csrc/<op>_cpu_loops.h capture CpuVec's types, which are internal to each file
+// on purpose (below): GCC warns of that in a header.
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
+#if defined(CPU_LANES_AVX512)
+// GCC 12's own AVX512 headers trip -Wmaybe-uninitialized once inlined (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#endif
+
 // GCC builds some of at::vec's Vectorized<BFloat16> without the target (see to_float) and
 // says so (-Wpsabi); nothing here calls those.
 #pragma GCC diagnostic push
