@@ -32,8 +32,9 @@ def test_an_inline_op_is_one_file_that_builds_and_passes_its_self_test(tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "fused_axpby on cpu: ok" in run.stdout
     (project / "wrong.py").write_text(source.replace("return a * x + b;", "return a * x - b;"))
+    # For the CPU only: the formula is the CPU kernel's too, and the self-test runs it here.
     wrong = subprocess.run([sys.executable, "wrong.py"], cwd=project, capture_output=True, text=True,
-                           timeout=900, env=one_arch)
+                           timeout=900, env={**os.environ, "USE_CUDA": "0"})
     assert wrong.returncode != 0 and "against the float64 reference" in wrong.stderr
 
 

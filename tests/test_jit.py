@@ -65,28 +65,29 @@ def test_an_edit_shows_in_a_fresh_process_and_rebuilds_only_what_changed(project
         assert after[kernel_objects[0]] != before[kernel_objects[0]]
 
 
+# The builds below are about the cache and its lock, not CUDA: for the CPU only (USE_CUDA=0).
 def test_two_processes_building_at_once_both_work(project, tmp_path):
     cache = tmp_path / "cache"
-    first, second = jit_import(project, cache), jit_import(project, cache)
+    first, second = jit_import(project, cache, USE_CUDA="0"), jit_import(project, cache, USE_CUDA="0")
     assert result_of(first).startswith("[2.0, 2.0, 2.0]")
     assert result_of(second).startswith("[2.0, 2.0, 2.0]")
 
 
 def test_a_lock_left_by_a_killed_build_does_not_block(project, tmp_path):
     cache = tmp_path / "cache"
-    killed = jit_import(project, cache)
+    killed = jit_import(project, cache, USE_CUDA="0")
     while not cache.exists() or not any(cache.iterdir()):  # wait until it is building
         assert killed.poll() is None, killed.communicate()[1][-2000:]
     killed.kill()
     killed.wait()
     (build_directory,) = cache.iterdir()
     (build_directory / "lock").write_text("")  # what torch's own lock looks like when left
-    assert result_of(jit_import(project, cache)).startswith("[2.0, 2.0, 2.0]")
+    assert result_of(jit_import(project, cache, USE_CUDA="0")).startswith("[2.0, 2.0, 2.0]")
 
 
 def test_a_torch_upgrade_gets_its_own_build_directory(project, tmp_path):
     cache = tmp_path / "cache"
-    result_of(jit_import(project, cache))
+    result_of(jit_import(project, cache, USE_CUDA="0"))
     fake_upgrade = "import torch; torch.__version__ = '99.0.0'; " + CALL
-    result_of(jit_import(project, cache, fake_upgrade))
+    result_of(jit_import(project, cache, fake_upgrade, USE_CUDA="0"))
     assert len(list(cache.iterdir())) == 2
