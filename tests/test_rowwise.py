@@ -57,7 +57,8 @@ def test_reduction_stages_follow_what_each_reads():
     # (its tests failed so), so the backward computes y again, in float.
     ({"signature": "x: Tensor, b: Tensor", "columns": "b", "reductions": "m = max(x); z = sum(exp(x - m))",
       "forward": "exp(x - m) / z + b", "reference": "torch.softmax(x, -1) + b",
-      "grad_reductions": "gs = sum(grad * (y - b))", "gradients": "x: (y - b) * (grad - gs); b: grad"}, False),
+      "grad_reductions": "gs = sum(grad * (y - b))",
+      "gradients": "x: (y - b) * (grad - gs); b: grad"}, False),
 ])
 def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_output):
     record = collect_op("op", {"kind": "rowwise", **answers})
