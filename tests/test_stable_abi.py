@@ -15,16 +15,21 @@ from pathlib import Path
 
 import pytest
 
+from opgen import model as opgen_model
 from opgen.answers import collect_op
+from opgen.kinds import KINDS, STABLE_KINDS
 from opgen.model import read_project
 
 from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
+from .test_custom import GATHER, MIXED
 from .test_generated_project import add
 
-# The project holds the default op, a matmul, a pixel and a rowwise op (RMSNorm), and an op
-# with what the stable elementwise glue does beyond the default's: two tensors that
-# broadcast, int and float scalars, a gradient that reads a tensor and one that is grad
-# itself (summed back to its input's shape by the Python autograd).
+# The project holds the default op, a matmul, a pixel and a rowwise op (RMSNorm), two custom
+# ops (a gather with an int64 index; three outputs, two of them of a dtype of their own, and
+# int, bool and float scalars), and an op with what the stable elementwise glue does beyond
+# the default's: two tensors that broadcast, int and float scalars, a gradient that reads a
+# tensor and one that is grad itself (summed back to its input's shape by the Python
+# autograd).
 BROADCAST_OP = ("--signature", "x: Tensor, bias: Tensor, scale: float = 0.5, n: int = 2",
                 "--forward", "tanh(x) * scale + bias * n",
                 "--gradients", "x: grad * scale * (1 - tanh(x) * tanh(x)); bias: grad * n")
@@ -54,6 +59,8 @@ def stable_project(python, projects) -> Path:
     add(project, "mm", "--kind", "matmul", "--defaults")
     add(project, "gray", "--kind", "pixel", "--defaults")
     add(project, "rms", "--kind", "rowwise", "--preset", "rmsnorm", "--defaults")
+    add(project, "gather", *GATHER)
+    add(project, "mixed", *MIXED)
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
     return project
 
@@ -139,28 +146,48 @@ def test_a_wrong_broadcast_or_python_autograd_fails_the_generated_tests(python, 
             "test_broadcast_inputs_with_gaps_are_read_through_their_strides"} <= failed_tests(result.stdout)
 
 
-@pytest.mark.parametrize(
-    ("options", "says"),
-    [(("--kind", "custom"), "op 'ab' is a custom op, whose glue is not written on the stable ABI yet "
-                            "(only elementwise, pixel, matmul and rowwise ops are); use --abi torch, "
-                            "the default"),
-     (("--inline",), "--inline builds with torch's load_inline, which compiles against torch's own "
-                     "headers, not the stable ABI; drop --inline or --abi stable")],
-    ids=["custom", "inline"],
-)
-def test_what_the_stable_abi_cannot_build_is_refused_before_rendering(opgen, tmp_path, options, says):
-    result = opgen("new", "ab", "--defaults", "--abi", "stable", *options)
+@pytest.mark.xdist_group("stable_abi")
+def test_a_wrong_custom_python_autograd_fails_the_generated_tests(python, stable_project):
+    # The custom op's Python autograd hands the backward op its scalars from what the forward
+    # saved; a scalar saved from the wrong argument (n, an int, in place of w, the float that
+    # scales the gradients) must fail the op's gradient tests. Python only: no rebuild.
+    api = stable_project / "stab" / "mixed.py"
+    original = api.read_text()
+    right = "ctx.scalars = (inputs[3], inputs[4], inputs[5])"
+    assert right in original
+    try:
+        api.write_text(original.replace(right, "ctx.scalars = (inputs[3], inputs[4], inputs[3])"))
+        result = run_project_tests(python, stable_project, "tests/test_mixed.py", "-k", "gradients_match")
+    finally:
+        api.write_text(original)
+    assert result.returncode == 1
+    assert "test_gradients_match_reference" in failed_tests(result.stdout)
+
+
+def test_inline_on_the_stable_abi_is_refused_before_rendering(opgen, tmp_path):
+    result = opgen("new", "ab", "--defaults", "--abi", "stable", "--inline")
     assert result.exit_code == 2
-    assert result.output.strip() == f"opgen: error: {says}"
+    assert result.output.strip() == (
+        "opgen: error: --inline builds with torch's load_inline, which compiles against torch's own "
+        "headers, not the stable ABI; drop --inline or --abi stable")
     assert not (tmp_path / "ab").exists()
 
 
-def test_adding_a_kind_without_stable_glue_to_a_stable_project_is_refused(opgen, tmp_path):
+def test_every_kind_has_stable_glue():
+    assert STABLE_KINDS == list(KINDS)
+
+
+def test_adding_a_kind_without_stable_glue_to_a_stable_project_is_refused(opgen, tmp_path, monkeypatch):
+    # Every kind has stable glue today; a kind added without it is refused, before anything
+    # is written, with the kinds that have it.
     project = render(tmp_path, "lib", "--abi", "stable")
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    monkeypatch.setattr(opgen_model, "STABLE_KINDS", ["elementwise", "pixel", "matmul", "rowwise"])
     result = opgen("add", "seg", "-p", str(project), "--defaults", "--kind", "custom")
     assert result.exit_code == 2
-    assert "op 'seg' is a custom op, whose glue is not written on the stable ABI yet" in result.output
+    assert result.output.strip() == (
+        "opgen: error: op 'seg' is a custom op, whose glue is not written on the stable ABI yet "
+        "(only elementwise, pixel, matmul and rowwise ops are); use --abi torch, the default")
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 

@@ -38,6 +38,9 @@ DEFAULTS: dict[str, Any] = {
     "backward": False,
 }
 OPTIONS = frozenset({"returns", "gradients"})
+# Its glue and Python API have stable-ABI versions (templates/kinds/custom/stable/): opgen new
+# --abi stable. The user's code is the same for both.
+STABLE_ABI = True
 # No --out-dtype (each output's dtype comes from --returns): not asked on a terminal.
 ASKS_OUT_DTYPE = False
 NOT_INLINE = "its kernel, CPU code and reference are files of their own that updates never touch"
