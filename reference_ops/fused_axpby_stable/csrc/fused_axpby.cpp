@@ -276,6 +276,7 @@ const Tensor* if_full_size(const Tensor& t, Sizes shape) {
 // dimensions of size >= 2, in the order of their strides, step through its elements one
 // after another. The fake kernels in fused_axpby_stable/fused_axpby.py follow the same rule.
 bool is_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;  // the usual case: torch keeps this flag, no walk needed
   std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
   for (int64_t d = 0; d < t.dim(); ++d) {
     if (t.size(d) >= 2) dims.emplace_back(t.stride(d), t.size(d));
@@ -663,12 +664,14 @@ Tensor backward_cuda(const Tensor& grad, double a) { return cuda::backward_impl(
 
 STABLE_TORCH_LIBRARY_IMPL(fused_axpby_stable, CPU, m) {
   m.impl("fused_axpby", TORCH_BOX(&forward_cpu));
+  m.impl("_fused_axpby_no_autograd", TORCH_BOX(&forward_cpu));
   m.impl("fused_axpby_backward", TORCH_BOX(&backward_cpu));
 }
 
 #ifdef WITH_CUDA
 STABLE_TORCH_LIBRARY_IMPL(fused_axpby_stable, CUDA, m) {
   m.impl("fused_axpby", TORCH_BOX(&forward_cuda));
+  m.impl("_fused_axpby_no_autograd", TORCH_BOX(&forward_cuda));
   m.impl("fused_axpby_backward", TORCH_BOX(&backward_cuda));
 }
 #endif

@@ -50,9 +50,11 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
     ):
         _refuse_forward_ad(x, b)
         return _Autograd.apply(a, x, b)
-    # Nothing for autograd to record: straight to the kernel, past the Python autograd
-    # kernel registered below, which costs microseconds a call (more than a small kernel).
-    with _BelowAutograd():
+    # Nothing for autograd to record: straight to the kernels, through the same kernels
+    # registered without an autograd kernel (the Python one below costs microseconds a call).
+    try:
+        return _forward_no_autograd(a, x, b)
+    except NotImplementedError:  # no kernel for these tensors: the op's own error names it
         return _forward(a, x, b)
 
 
@@ -132,6 +134,7 @@ def _is_one_value(t: Tensor) -> bool:
 # torch.export can trace through the op. They must agree with the C++ kernels in shape,
 # dtype and strides.
 @torch.library.register_fake("fused_axpby_stable::fused_axpby")
+@torch.library.register_fake("fused_axpby_stable::_fused_axpby_no_autograd")
 def _(a, x, b):
     _check_tensors("fused_axpby", x=x, b=b)
     # Locals start with _ so that no argument name can be one.
@@ -171,6 +174,9 @@ _is_compiling = torch.compiler.is_compiling
 _is_grad_enabled = torch.is_grad_enabled
 # Dispatches below the autograd kernel, as torch.library's own registration does.
 _BelowAutograd = torch._C._AutoDispatchBelowAutograd
+# The forward's kernels registered again as an op with no autograd kernel (csrc/library.cpp):
+# past the dispatcher's C++ autograd fallback, which passes a call that needs no gradient on.
+_forward_no_autograd = torch.ops.fused_axpby_stable._fused_axpby_no_autograd.default
 _backward_op = torch.ops.fused_axpby_stable.fused_axpby_backward.default
 
 
@@ -209,9 +215,9 @@ class _Autograd(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, *args):
-        # (A setup_context method of its own would cost an inspect.signature a call.)
-        with _BelowAutograd():
-            out = _forward(*args)
+        # (A setup_context method of its own would cost an inspect.signature a call.) Grad
+        # mode is off here, so the op without an autograd kernel records nothing.
+        out = _forward_no_autograd(*args)
         _setup_context(ctx, args, out)
         return out
 
