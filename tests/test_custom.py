@@ -30,8 +30,11 @@ from .test_update import (
 # The module's tests share one built project (the fixture `built`): one worker builds it once.
 pytestmark = pytest.mark.xdist_group("custom")
 
+# A rule that gives a negative size for an empty index (as a segment op's offsets.size(0) - 1
+# does): the generated tests must expect the op to refuse those inputs, as the reference does,
+# not fail as generated.
 GATHER = ["--kind", "custom", "--signature", "x: Tensor, index: Tensor[int64], scale: float = 1.0",
-          "--returns", "out: (index.size(0), x.size(1))", "--gradients", "x"]
+          "--returns", "out: (index.size(0) - 1, x.size(1))", "--gradients", "x"]
 # Everything else the kind takes: three outputs (two of a dtype of their own, so not
 # differentiable: one like a tensor, one given with its sizes), int and bool scalars, a
 # bool tensor, a declared ndim, floor division, two tensors of the op's dtype that get
@@ -191,7 +194,8 @@ def test_a_wrong_cpu_kernel_or_gradient_fails_the_generated_tests(python, built)
 def test_a_wrong_shape_rule_in_the_reference_fails_the_generated_tests(python, built):
     # The reference of another shape than the kernels': the tests compare shapes first.
     reference = built / "customs" / "_gather_reference.py"
-    text = edit(reference, "shape = (index.size(0), x.size(1))", "shape = (index.size(0), x.size(1) + 1)")
+    text = edit(reference, "shape = (index.size(0) - 1, x.size(1))",
+                "shape = (index.size(0) - 1, x.size(1) + 1)")
     try:
         result = run_project_tests(python, built, "tests/test_gather.py", "-k", "matches_reference")
         assert result.returncode == 1 and "test_matches_reference" in failed_tests(result.stdout)
