@@ -35,12 +35,21 @@ void forward_lanes(const Tensors<const scalar_t*>& data, const Tensors<int64_t>&
   static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
   // The float scalars in every lane; int and bool ones as they are.
   const Scalars<L> s_lanes{L(s.a)};
-  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
-    CpuVec::store(out + i,
-                  forward<L>(s_lanes.a, CpuVec::load<acc_t>(data.x + i * step.x, step.x, width),
-                             CpuVec::load<acc_t>(data.b + i * step.b, step.b, width)),
-                  width);
-  });
+  // The loop for the inputs' steps: as given, or all 1 as a compile-time constant where no
+  // input broadcasts (the usual case), which takes each load's checks out of the loop.
+  const auto run = [&](const auto& steps) __attribute__((always_inline)) {
+    CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      CpuVec::store(out + i,
+                    forward<L>(s_lanes.a, CpuVec::load<acc_t>(data.x + i * steps.x, steps.x, width),
+                               CpuVec::load<acc_t>(data.b + i * steps.b, steps.b, width)),
+                    width);
+    });
+  };
+  if (step.x == 1 && step.b == 1) {
+    run(Tensors<CpuVec::UnitStep>{});
+  } else {
+    run(step);
+  }
 }
 
 template <CpuIsa isa, typename scalar_t>
@@ -51,10 +60,18 @@ void backward_lanes(const scalar_t* grad, int64_t grad_step, const GradReads<con
   using L = CpuVec::Lanes<acc_t>;
   static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
   const Scalars<L> s_lanes{L(s.a)};
-  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
-    const L g = CpuVec::load<acc_t>(grad + i * grad_step, grad_step, width);
-    CpuVec::store(grads.x + i, grad_wrt_x<L>(g, s_lanes.a), width);
-  });
+  // As in forward_lanes: the loop for the steps as given, or all 1 as a compile-time constant.
+  const auto run = [&](auto g_step, const auto& steps) __attribute__((always_inline)) {
+    CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      const L g = CpuVec::load<acc_t>(grad + i * g_step, g_step, width);
+      CpuVec::store(grads.x + i, grad_wrt_x<L>(g, s_lanes.a), width);
+    });
+  };
+  if (grad_step == 1) {
+    run(CpuVec::UnitStep{}, GradReads<CpuVec::UnitStep>{});
+  } else {
+    run(grad_step, step);
+  }
 }
 
 // The dtypes csrc/fused_axpby.cpp dispatches to, for the processors of the including file.

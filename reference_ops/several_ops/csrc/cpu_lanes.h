@@ -390,5 +390,9 @@ template <typename L, typename F>
   for (; i < count; i += kSize) f(i, std::min(kSize, count - i));
 }
 
+// The step of an input read element after element, as a compile-time constant: a loop
+// instantiated with it loads whole vectors without checking the step.
+using UnitStep = std::integral_constant<int64_t, 1>;
+
 }  // namespace
 }  // namespace CpuVec

@@ -33,12 +33,21 @@ void forward_lanes(const Tensors<const scalar_t*>& data, const Tensors<int64_t>&
                          float>;
   using L = CpuVec::Lanes<acc_t>;
   static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
-  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
-    CpuVec::store(out + i,
-                  forward<L>(CpuVec::load<acc_t>(data.x + i * step.x, step.x, width),
-                             CpuVec::load<acc_t>(data.y + i * step.y, step.y, width)),
-                  width);
-  });
+  // The loop for the inputs' steps: as given, or all 1 as a compile-time constant where no
+  // input broadcasts (the usual case), which takes each load's checks out of the loop.
+  const auto run = [&](const auto& steps) __attribute__((always_inline)) {
+    CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      CpuVec::store(out + i,
+                    forward<L>(CpuVec::load<acc_t>(data.x + i * steps.x, steps.x, width),
+                               CpuVec::load<acc_t>(data.y + i * steps.y, steps.y, width)),
+                    width);
+    });
+  };
+  if (step.x == 1 && step.y == 1) {
+    run(Tensors<CpuVec::UnitStep>{});
+  } else {
+    run(step);
+  }
 }
 
 template <CpuIsa isa, typename scalar_t>
@@ -48,13 +57,21 @@ void backward_lanes(const scalar_t* grad, int64_t grad_step, const GradReads<con
   using acc_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
   using L = CpuVec::Lanes<acc_t>;
   static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
-  CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
-    const L g = CpuVec::load<acc_t>(grad + i * grad_step, grad_step, width);
-    const GradReads<L> read{CpuVec::load<acc_t>(data.x + i * step.x, step.x, width),
-                            CpuVec::load<acc_t>(data.y + i * step.y, step.y, width)};
-    CpuVec::store(grads.x + i, grad_wrt_x<L>(g, read.x, read.y), width);
-    CpuVec::store(grads.y + i, grad_wrt_y<L>(g, read.x, read.y), width);
-  });
+  // As in forward_lanes: the loop for the steps as given, or all 1 as a compile-time constant.
+  const auto run = [&](auto g_step, const auto& steps) __attribute__((always_inline)) {
+    CpuVec::for_each_vector<L>(count, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      const L g = CpuVec::load<acc_t>(grad + i * g_step, g_step, width);
+      const GradReads<L> read{CpuVec::load<acc_t>(data.x + i * steps.x, steps.x, width),
+                              CpuVec::load<acc_t>(data.y + i * steps.y, steps.y, width)};
+      CpuVec::store(grads.x + i, grad_wrt_x<L>(g, read.x, read.y), width);
+      CpuVec::store(grads.y + i, grad_wrt_y<L>(g, read.x, read.y), width);
+    });
+  };
+  if (grad_step == 1 && step.x == 1 && step.y == 1) {
+    run(CpuVec::UnitStep{}, GradReads<CpuVec::UnitStep>{});
+  } else {
+    run(grad_step, step);
+  }
 }
 
 // The dtypes csrc/silu_mul.cpp dispatches to, for the processors of the including file.
