@@ -7,21 +7,34 @@ Two builds of relu cannot be imported in one process: run this for each in turn,
 times (tests/perf/cpu_unit_steps.md).
 """
 
-import sys, time, statistics, torch
+import statistics
+import sys
+import time
+
+import torch
+
 sys.path.insert(0, sys.argv[1])
-import relu as R
-assert R.__file__.startswith(sys.argv[1]), R.__file__
-def per(fn, n):
-    fn(); t = time.perf_counter()
-    for _ in range(n): fn()
-    return (time.perf_counter() - t) / n * 1e6
-out = []
+import relu  # noqa: E402  (the build named on the command line)
+
+assert relu.__file__.startswith(sys.argv[1]), relu.__file__
+
+
+def per_call_us(fn, x, calls: int) -> float:
+    fn(x)
+    began = time.perf_counter()
+    for _ in range(calls):
+        fn(x)
+    return (time.perf_counter() - began) / calls * 1e6
+
+
+cells = []
 for threads in (1, 2):
     torch.set_num_threads(threads)
-    for log2, n in ((16, 3000), (18, 1000)):
+    for log2, calls in ((16, 3000), (18, 1000)):
         x = torch.randn(1 << log2)
-        o, e = [], []
-        for r in range(15):
-            o.append(per(lambda: R.relu(x), n)); e.append(per(lambda: torch.relu(x), n))
-        out.append(f"{threads}t 2^{log2} op/eager {statistics.median(o)/statistics.median(e):.3f}")
-print(sys.argv[2], " | ".join(out))
+        ours, eager = [], []
+        for _ in range(15):
+            ours.append(per_call_us(relu.relu, x, calls))
+            eager.append(per_call_us(torch.relu, x, calls))
+        cells.append(f"{threads}t 2^{log2} op/eager {statistics.median(ours) / statistics.median(eager):.3f}")
+print(sys.argv[2], " | ".join(cells))

@@ -13,6 +13,7 @@ time: a forward without autograd, and a forward whose input requires grad.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import statistics
 import time
@@ -49,15 +50,15 @@ def main() -> None:
         for log2 in (10, 16):
             x, b = (torch.randn(1 << log2, device="cuda", dtype=dtype) for _ in range(2))
             x_grad = x.clone().requires_grad_()
-            cases = {"forward": lambda op: op(0.75, x, b),
-                     "forward, x requires grad": lambda op: op(0.75, x_grad, b)}
-            for case, call in cases.items():
+            cases = {"forward": (x, b), "forward, x requires grad": (x_grad, b)}
+            for case, (first, second) in cases.items():
+                calls = {name: functools.partial(op, 0.75, first, second) for name, op in builds.items()}
                 times: dict[str, list[float]] = {name: [] for name in builds}
-                for op in builds.values():
-                    per_call_us(lambda op=op: call(op), 200)  # warm-up
+                for call in calls.values():
+                    per_call_us(call, 200)  # warm-up
                 for _ in range(args.rounds):
-                    for name, op in builds.items():
-                        times[name].append(per_call_us(lambda op=op: call(op), args.calls))
+                    for name, call in calls.items():
+                        times[name].append(per_call_us(call, args.calls))
                 t, s = (statistics.median(times[name]) for name in builds)
                 print(f"| {str(dtype).removeprefix('torch.')} | 2^{log2} | {case} | {t:.2f} | {s:.2f} | "
                       f"{s / t:.3f} |", flush=True)
