@@ -23,10 +23,15 @@ using Out = T;
 // Every row pointer addresses rows x n elements, row after row (n apart); every column
 // pointer n elements.
 
+// The scratch memory launch_forward needs for rows x n on the current device, in bytes (0
+// for most shapes: few long rows are reduced in parts).
+template <typename T>
+int64_t forward_workspace_bytes(int64_t rows, int64_t n);
+
 // out[r, i] = forward(the elements of row r at column i, the row's reductions, n)
 template <typename T>
 cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, int64_t rows,
-                           int64_t n, Scalars<double> s, cudaStream_t stream);
+                           int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream);
 
 // The scratch memory launch_backward needs for rows x n on the current device, in bytes.
 template <typename T>

@@ -297,11 +297,16 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "rms_norm_cuda", RMS_NORM_DISPATCH_CASES([&] {
-        const Rows<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
-        const Columns<const CudaScalar<scalar_t>*> column_data{
-            cuda_data<scalar_t>(contiguous_columns.weight)};
-        C10_CUDA_CHECK(launch_forward(data, column_data, cuda_mutable_data<scalar_t>(out), rows, n,
-                                      s, stream));
+        using T = CudaScalar<scalar_t>;
+        // Scratch for the partial reductions of few long rows, from torch's caching allocator.
+        const int64_t workspace_bytes = forward_workspace_bytes<T>(rows, n);
+        const at::Tensor workspace =
+            workspace_bytes > 0 ? new_tensor(out, {workspace_bytes}, at::kByte) : at::Tensor();
+        const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
+        const Columns<const T*> column_data{cuda_data<scalar_t>(contiguous_columns.weight)};
+        C10_CUDA_CHECK(
+            launch_forward(data, column_data, cuda_mutable_data<scalar_t>(out), rows, n, s,
+                           workspace.defined() ? workspace.mutable_data_ptr() : nullptr, stream));
       }));
   return out;
 }

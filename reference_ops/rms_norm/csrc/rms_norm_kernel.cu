@@ -109,8 +109,14 @@ int current_device() {
 }  // namespace
 
 template <typename T>
+int64_t forward_workspace_bytes(int64_t rows, int64_t n) {
+  const rowk::Plan plan = rowk::plan_rows_cached<ForwardSpec, T>(rows, n, current_device());
+  return plan.status == cudaSuccess ? int64_t(plan.workspace_bytes) : -1;
+}
+
+template <typename T>
 cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, int64_t rows,
-                           int64_t n, Scalars<double> s, cudaStream_t stream) {
+                           int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream) {
   rowk::RowProblem<ForwardSpec, T> problem;
   problem.in[0] = in.x;
   problem.in_stride[0] = n;
@@ -121,7 +127,7 @@ cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out,
   problem.N = n;
   problem.s = {rowk::acc_t<T>(s.eps)};
   const rowk::Plan plan = rowk::plan_rows_cached<ForwardSpec, T>(rows, n, current_device());
-  return rowk::launch_rows<ForwardSpec, T>(problem, plan, nullptr, stream);
+  return rowk::launch_rows<ForwardSpec, T>(problem, plan, workspace, stream);
 }
 
 template <typename T>
@@ -151,29 +157,34 @@ cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> 
 }
 
 // The dtypes this op was generated for.
+template int64_t forward_workspace_bytes<float>(int64_t, int64_t);
 template cudaError_t launch_forward<float>(Rows<const float*>, Columns<const float*>, float*,
-                                           int64_t, int64_t, Scalars<double>, cudaStream_t);
+                                           int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
 template int64_t backward_workspace_bytes<float>(int64_t, int64_t);
 template cudaError_t launch_backward<float>(const float*, Rows<const float*>, Columns<const float*>,
                                             RowGrads<float*>, ColumnGrads<float*>, int64_t, int64_t,
                                             Scalars<double>, void*, cudaStream_t);
+template int64_t forward_workspace_bytes<double>(int64_t, int64_t);
 template cudaError_t launch_forward<double>(Rows<const double*>, Columns<const double*>, double*,
-                                            int64_t, int64_t, Scalars<double>, cudaStream_t);
+                                            int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
 template int64_t backward_workspace_bytes<double>(int64_t, int64_t);
 template cudaError_t launch_backward<double>(const double*, Rows<const double*>,
                                              Columns<const double*>, RowGrads<double*>,
                                              ColumnGrads<double*>, int64_t, int64_t,
                                              Scalars<double>, void*, cudaStream_t);
+template int64_t forward_workspace_bytes<__half>(int64_t, int64_t);
 template cudaError_t launch_forward<__half>(Rows<const __half*>, Columns<const __half*>, __half*,
-                                            int64_t, int64_t, Scalars<double>, cudaStream_t);
+                                            int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
 template int64_t backward_workspace_bytes<__half>(int64_t, int64_t);
 template cudaError_t launch_backward<__half>(const __half*, Rows<const __half*>,
                                              Columns<const __half*>, RowGrads<__half*>,
                                              ColumnGrads<__half*>, int64_t, int64_t,
                                              Scalars<double>, void*, cudaStream_t);
+template int64_t forward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
 template cudaError_t launch_forward<__nv_bfloat16>(Rows<const __nv_bfloat16*>,
                                                    Columns<const __nv_bfloat16*>, __nv_bfloat16*,
-                                                   int64_t, int64_t, Scalars<double>, cudaStream_t);
+                                                   int64_t, int64_t, Scalars<double>, void*,
+                                                   cudaStream_t);
 template int64_t backward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
 template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*,
                                                     Rows<const __nv_bfloat16*>,

@@ -53,15 +53,21 @@
 //
 // ---- Strategies ---------------------------------------------------------------------
 //
-// Every strategy keeps the row in registers (16-byte vectors of T, one DRAM read per
-// input), reduces, then computes the outputs from the registers:
+// Every strategy but split keeps the row in registers (16-byte vectors of T, one DRAM read
+// per input), reduces, then computes the outputs from the registers:
 //   * warp per row     32 threads a row, 4 rows a 128-thread block (short rows)
 //   * block per row    a 128..1024-thread block a row (medium rows)
 //   * cluster per row  a row split over the 2..16 blocks of a thread-block cluster; the
 //                      partial reductions meet through distributed shared memory (long
-//                      rows, or few rows that would leave the GPU idle). sm_90 and newer
+//                      rows; and few rows of forwards of several stages, below 8192
+//                      vectors a row, which would leave the GPU idle). sm_90 and newer
 //                      only: the planner never picks it on older GPUs, where these
 //                      kernels are compiled as traps.
+//   * split            few long rows (rows * 2 <= multiprocessors): each row cut into
+//                      chunks of a 128-thread block, one kernel a stage of reductions
+//                      writing partials and one for the outputs, which start before the
+//                      kernel before them ends (sm_90+); the rows are read from memory once
+//                      and then from L2
 //   * streaming        rows too long for any of the above: one block a row, the row
 //                      re-read from memory for each stage
 // A row that needs a 1024-thread block leaves one block on a multiprocessor, which idles
@@ -343,6 +349,25 @@ RK_DEV V* rk_cluster_map(V* p, int rank) {
 #endif
 }
 
+// ---- programmatic dependent launch (sm_90+; no-ops elsewhere) ------------------------
+//
+// A kernel launched with programmatic stream serialization may start while the kernel
+// before it still runs: it loads what that kernel does not write, then waits for it.
+
+// Lets the next kernel in the stream start (its blocks wait in rk_wait_prior_grid).
+RK_DEV void rk_allow_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Waits until the kernel before this one has finished and its writes are visible
+// (returns at once when this kernel was launched the ordinary way).
+RK_DEV void rk_wait_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // ---- vector loads and stores --------------------------------------------------------
 
 // Loads VEC elements starting at column `col` of a row: one 16-byte load when the
@@ -425,6 +450,9 @@ struct RowParams {
   Arr<int64_t, F::kRowOut> out_stride;
   Arr<A*, F::kStatOut> stat_out;
   A* partial;  // kColGrad x units x N (column-output partials)
+  Arr<T*, F::kColGrad> colgrad;  // (N,) column outputs, written directly by split kernels
+  A* red_partial;                // split kernels: rows x chunks x kRed partial reductions
+  int64_t chunks;                // split kernels: blocks a row is cut into
   int64_t rows, N;
   int64_t units;  // units of work in the grid (blocks, or clusters)
   bool vec_ok;    // 16-byte access is legal for every pointer
@@ -817,6 +845,226 @@ __global__ void __launch_bounds__(BLOCK) row_kernel_stream(const RowParams<F, T>
   }
 }
 
+// ---- split rows: few long rows, each over many blocks ----------------------------------
+//
+// A row is cut into chunks of kSplitBlock * VEC columns, one block a chunk of a row and one
+// vector a thread; grid (chunks, rows). row_split_reduce runs once per stage: each block
+// reduces its chunk for that stage's reductions and writes one partial each to
+// p.red_partial. row_split_out finishes every reduction from the partials and writes the
+// chunk's outputs. Every block finishes a reduction the same way (thread t combines chunks
+// t, t + kSplitBlock, ..., then a fixed tree), so all blocks of a row agree on it.
+// With column outputs, row_split_cols takes row_split_out's place (below).
+// The kernels after the first start early (programmatic dependent launch, sm_90+): each
+// loads its row and column inputs, which no kernel of the op writes, before it waits for
+// the kernel before.
+constexpr int kSplitBlock = 128;
+
+// The reductions of stages < upto of `row`, finished into rc.r.
+template <class F, class T, int BLOCK>
+RK_DEV void split_finish(const RowParams<F, T>& p, int64_t row, int upto, Ctx<F, acc_t<T>>& rc) {
+  using A = acc_t<T>;
+  constexpr int KR = F::kRed > 0 ? F::kRed : 1;
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ A smem[KR][kWarps];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const A* part = p.red_partial + row * p.chunks * F::kRed;
+#pragma unroll
+  for (int j = 0; j < F::kRed; ++j) {
+    A v = red_identity<A>(F::red_op(j));
+    if (F::red_stage(j) < upto)
+      for (int64_t q = tid; q < p.chunks; q += BLOCK)
+        v = red_combine<A>(F::red_op(j), v, part[q * F::kRed + j]);
+    v = group_reduce_shfl<32>(F::red_op(j), v);
+    if (lane == 0) smem[j][warp] = v;
+  }
+  __syncthreads();
+  // fin in stage order, as the other kernels: a later stage's fin may read this one's result
+#pragma unroll
+  for (int stage = 0; stage < F::kStages; ++stage)
+#pragma unroll
+    for (int j = 0; j < F::kRed; ++j)
+      if (F::red_stage(j) == stage && stage < upto) {
+        A w = smem[j][0];
+#pragma unroll
+        for (int q = 1; q < kWarps; ++q) w = red_combine<A>(F::red_op(j), w, smem[j][q]);
+        rc.r[j] = F::fin(j, w, rc);
+      }
+}
+
+// What split kernels load before waiting: the chunk's vector of every row and column input.
+template <class F, class T>
+struct SplitLoads {
+  uint4 x[F::kRowIn > 0 ? F::kRowIn : 1];
+  uint4 c[F::kColIn > 0 ? F::kColIn : 1];
+  RK_DEV SplitLoads(const RowParams<F, T>& p, int64_t row, int64_t c0) {
+#pragma unroll
+    for (int xi = 0; xi < F::kRowIn; ++xi)
+      x[xi] = load_vec<T>(p.in[xi] + row * p.in_stride[xi], c0, p.N, p.vec_ok);
+#pragma unroll
+    for (int ci = 0; ci < F::kColIn; ++ci) c[ci] = load_vec<T>(p.col[ci], c0, p.N, p.vec_ok);
+  }
+  // The context of element e, given the row's.
+  RK_DEV Ctx<F, acc_t<T>> at(const Ctx<F, acc_t<T>>& rc, int e) const {
+    Ctx<F, acc_t<T>> ec = rc;
+#pragma unroll
+    for (int xi = 0; xi < F::kRowIn; ++xi) ec.x[xi] = TypeInfo<T>::get(x[xi], e, 0u);
+#pragma unroll
+    for (int ci = 0; ci < F::kColIn; ++ci) ec.c[ci] = TypeInfo<T>::get(c[ci], e, 0u);
+    return ec;
+  }
+};
+
+// A row's context before its reductions: n, the scalars, the per-row inputs.
+template <class F, class T>
+RK_DEV Ctx<F, acc_t<T>> split_row_ctx(const RowParams<F, T>& p, int64_t row) {
+  using A = acc_t<T>;
+  Ctx<F, A> rc;
+  rc.n = (A)p.N;
+  rc.s = p.s;
+#pragma unroll
+  for (int si = 0; si < F::kStatIn; ++si) rc.st[si] = p.stat_in[si][row];
+#pragma unroll
+  for (int j = 0; j < F::kRed; ++j) rc.r[j] = A(0);
+  return rc;
+}
+
+// The partial reductions of `stage` of chunk blockIdx.x of row blockIdx.y.
+template <class F, class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) row_split_reduce(const RowParams<F, T> p, int stage) {
+  using A = acc_t<T>;
+  constexpr int VEC = TypeInfo<T>::kVec;
+  constexpr int KR = F::kRed > 0 ? F::kRed : 1;
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ A smem[KR][kWarps];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t chunk = blockIdx.x, row = blockIdx.y;
+  const int64_t c0 = (chunk * BLOCK + tid) * VEC;
+  const SplitLoads<F, T> in(p, row, c0);
+  rk_allow_next_grid();
+  Ctx<F, A> rc = split_row_ctx(p, row);
+  rk_wait_prior_grid();  // the earlier stages' partials
+  if (stage > 0) split_finish<F, T, BLOCK>(p, row, stage, rc);
+  A part[KR];
+#pragma unroll
+  for (int j = 0; j < F::kRed; ++j) part[j] = red_identity<A>(F::red_op(j));
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    const Ctx<F, A> ec = in.at(rc, e);
+#pragma unroll
+    for (int j = 0; j < F::kRed; ++j)
+      if (F::red_stage(j) == stage && c0 + e < p.N)
+        part[j] = red_combine<A>(F::red_op(j), part[j], F::red(j, ec));
+  }
+#pragma unroll
+  for (int j = 0; j < F::kRed; ++j) {
+    part[j] = group_reduce_shfl<32>(F::red_op(j), part[j]);
+    if (lane == 0) smem[j][warp] = part[j];
+  }
+  __syncthreads();
+  if (tid == 0) {
+#pragma unroll
+    for (int j = 0; j < F::kRed; ++j)
+      if (F::red_stage(j) == stage) {
+        A w = smem[j][0];
+#pragma unroll
+        for (int q = 1; q < kWarps; ++q) w = red_combine<A>(F::red_op(j), w, smem[j][q]);
+        p.red_partial[(row * p.chunks + chunk) * F::kRed + j] = w;
+      }
+  }
+}
+
+// The outputs of chunk blockIdx.x of row blockIdx.y.
+template <class F, class T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) row_split_out(const RowParams<F, T> p) {
+  using A = acc_t<T>;
+  constexpr int VEC = TypeInfo<T>::kVec;
+  const int tid = threadIdx.x;
+  const int64_t chunk = blockIdx.x, row = blockIdx.y;
+  const int64_t c0 = (chunk * BLOCK + tid) * VEC;
+  const SplitLoads<F, T> in(p, row, c0);
+  Ctx<F, A> rc = split_row_ctx(p, row);
+  rk_wait_prior_grid();  // the reductions' partials
+  split_finish<F, T, BLOCK>(p, row, F::kStages, rc);
+#pragma unroll
+  for (int k = 0; k < F::kRowOut; ++k) {
+    A of[VEC];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) of[e] = F::out(k, in.at(rc, e));
+    store_vec<T>(p.out[k] + row * p.out_stride[k], c0, p.N, p.vec_ok, of);
+  }
+  if (chunk == 0 && tid == 0) {
+#pragma unroll
+    for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
+  }
+}
+
+// With column outputs: block (column chunk blockIdx.x, row batch blockIdx.y) holds kSplitRows
+// rows x kSplitVectors vectors, a thread a vector of a row, so that the column outputs sum
+// over the batch's rows in shared memory, in row order. One batch (rows <= kSplitRows)
+// writes the column outputs; several write a partial row each for colgrad_finalize.
+constexpr int kSplitRows = 8, kSplitVectors = 16;
+template <class F, class T>
+__global__ void __launch_bounds__(kSplitRows * kSplitVectors) row_split_cols(const RowParams<F, T> p) {
+  using A = acc_t<T>;
+  constexpr int VEC = TypeInfo<T>::kVec;
+  constexpr int R = kSplitRows, V = kSplitVectors;
+  static_assert(R * V % 32 == 0 && 32 % V == 0, "a row's threads are lanes of one warp");
+  __shared__ A terms[F::kColGrad > 0 ? F::kColGrad : 1][R][V * VEC];
+  const int tid = threadIdx.x, b = tid / V, v = tid % V;
+  const int64_t row = (int64_t)blockIdx.y * R + b;
+  const bool row_ok = row < p.rows;
+  const int64_t r = row_ok ? row : 0;
+  const int64_t c0 = ((int64_t)blockIdx.x * V + v) * VEC;
+  const SplitLoads<F, T> in(p, r, c0);
+  Ctx<F, A> rc = split_row_ctx(p, r);
+  rk_wait_prior_grid();  // the reductions' partials
+  // The row's reductions: its V threads combine the chunks' partials (thread v: chunks v,
+  // v + V, ...), then a butterfly over the V lanes, which leaves every lane the same value.
+  const A* part = p.red_partial + r * p.chunks * F::kRed;
+#pragma unroll
+  for (int stage = 0; stage < F::kStages; ++stage)
+#pragma unroll
+    for (int j = 0; j < F::kRed; ++j)
+      if (F::red_stage(j) == stage) {
+        A w = red_identity<A>(F::red_op(j));
+        for (int64_t q = v; q < p.chunks; q += V)
+          w = red_combine<A>(F::red_op(j), w, part[q * F::kRed + j]);
+        rc.r[j] = F::fin(j, group_reduce_shfl<V>(F::red_op(j), w), rc);
+      }
+  if (row_ok) {
+#pragma unroll
+    for (int k = 0; k < F::kRowOut; ++k) {
+      A of[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) of[e] = F::out(k, in.at(rc, e));
+      store_vec<T>(p.out[k] + row * p.out_stride[k], c0, p.N, p.vec_ok, of);
+    }
+    if (blockIdx.x == 0 && v == 0) {
+#pragma unroll
+      for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < F::kColGrad; ++k)
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+      terms[k][b][v * VEC + e] = row_ok && c0 + e < p.N ? F::colgrad(k, in.at(rc, e)) : A(0);
+  __syncthreads();
+  const int64_t c = (int64_t)blockIdx.x * V * VEC + tid;
+  if (tid < V * VEC && c < p.N) {
+#pragma unroll
+    for (int k = 0; k < F::kColGrad; ++k) {
+      A sum = terms[k][0][tid];
+#pragma unroll
+      for (int q = 1; q < R; ++q) sum += terms[k][q][tid];
+      if (gridDim.y == 1)
+        p.colgrad[k][c] = TypeInfo<T>::from_acc(sum);
+      else
+        p.partial[((int64_t)k * gridDim.y + blockIdx.y) * p.N + c] = sum;
+    }
+  }
+}
+
 // Sums P partial rows of N values in a fixed order: out[c] = sum_p partial[p][c].
 template <class T>
 __global__ void __launch_bounds__(256) colgrad_finalize(const acc_t<T>* __restrict__ partial,
@@ -825,6 +1073,7 @@ __global__ void __launch_bounds__(256) colgrad_finalize(const acc_t<T>* __restri
   __shared__ A sm[8][33];
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
   const int64_t c = (int64_t)blockIdx.x * 32 + tx;
+  rk_wait_prior_grid();  // the partials (when launched early, after the split kernels)
   A v = A(0);
   if (c < N)
     for (int64_t q = ty; q < P; q += 8) v += partial[q * N + c];
@@ -863,17 +1112,18 @@ struct RowProblem {
   Scalars s{};
 };
 
-enum class Strategy : int { Warp, Block, Cluster, Stream };
+enum class Strategy : int { Warp, Block, Cluster, Stream, Split };
 
 struct Plan {
   Strategy strategy = Strategy::Block;
   int tpr = 0, vpt = 0, block = 0, cluster = 1;
   int64_t rows = -1, N = -1;         // the shape planned for (launch_rows checks it)
-  int64_t units = 0;                 // blocks (or clusters) in the grid
-  int64_t grid = 0;                  // blocks
+  int64_t units = 0;                 // blocks (or clusters) in the grid; Split: rows
+  int64_t grid = 0;                  // blocks; Split: chunks x rows
   int stages = 1;                    // prefetch ring slots (1: none)
   size_t smem_bytes = 0;             // dynamic shared memory a block (the ring)
   size_t workspace_bytes = 0;        // device memory launch_rows needs (column-output partials)
+  bool dependent_launch = false;     // Split: kernels after the first start early (sm_90+)
   cudaError_t status = cudaSuccess;  // a failed CUDA query while planning; launch_rows returns it
 };
 
@@ -996,10 +1246,36 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   };
   auto fits_wide = [&](int tpr, int64_t nv) { return (int64_t)tpr * 4 >= nv; };
 
+  // Few long rows would leave most multiprocessors idle with a block a row: each row is
+  // split over many blocks (row_split_*), or over a cluster (below) for ops of several
+  // stages without column outputs whose rows are not very long, where a cluster's one
+  // kernel beat the split's one a stage. (H200, tests/perf/rowwise/few_long_rows_h200.md,
+  // fwd+bwd: 8 x 131072 bf16 RMSNorm 32.7 -> 15.1 us, LayerNorm 50.9 -> 19.4, float32
+  // LayerNorm 47.6 -> 25.5; LayerNorm float32 at 64 x 16384 kept its cluster forward.)
+  const bool few_long = rows * 2 <= sms && nvec >= 2048;
+  const bool split = F::kColGrad > 0 || F::kStages == 1 || nvec >= 8192 || !clusters_ok;
+  if (few_long && split && rows <= 65535) {
+    constexpr int64_t chunk = (int64_t)kSplitBlock * VEC;
+    const int64_t chunks = (N + chunk - 1) / chunk;
+    pl.strategy = Strategy::Split;
+    pl.tpr = pl.block = kSplitBlock;
+    pl.vpt = 1;
+    pl.rows = rows;
+    pl.N = N;
+    // row_split_cols' row batches, when the op has column outputs
+    const int64_t batches = (rows + kSplitRows - 1) / kSplitRows;
+    pl.units = rows;
+    pl.grid = chunks * rows;
+    pl.dependent_launch = cc_major >= 9;
+    // the batches' column-output sums (kColGrad x batches x N, with several batches), then
+    // the reduction partials (rows x chunks x kRed)
+    pl.workspace_bytes = ((size_t)(batches > 1 ? F::kColGrad * batches * N : 0) +
+                          (size_t)rows * chunks * F::kRed) *
+                         sizeof(acc_t<T>);
+    return pl;
+  }
   bool chosen = false;
-  // Few long rows: split each over a cluster so the grid reaches every multiprocessor.
-  const bool few_long = clusters_ok && rows * 2 <= sms && nvec >= 2048;
-  if (!few_long) {
+  if (!(few_long && clusters_ok)) {
     const int warp_vpts[3] = {1, 2, 4};
     for (int v : warp_vpts)
       if (!chosen && fits(32, v, nvec)) {
@@ -1051,7 +1327,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     // clusters: the smallest that holds the row, grown while rows*C stays within the SMs
     for (int C = 2; C <= 16 && !chosen; C *= 2) {
       const int64_t nvb = (nvec + C - 1) / C;
-      const bool fill_more = few_long && rows * C * 2 <= sms && C < 16;
+      const bool fill_more = few_long && clusters_ok && rows * C * 2 <= sms && C < 16;
       if (fill_more) continue;
       const int tprs[2] = {256, 512};
       for (int tp : tprs)
@@ -1206,6 +1482,9 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
   p.out_stride = pr.out_stride;
   p.stat_out = pr.stat_out;
   p.partial = ws;
+  p.colgrad = pr.colgrad;
+  p.red_partial = nullptr;
+  p.chunks = 0;
   p.rows = pr.rows;
   p.N = pr.N;
   p.units = pl.units;
@@ -1214,7 +1493,53 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
   p.s = pr.s;
 
   cudaError_t err = cudaSuccess;
-  if (pl.strategy == Strategy::Stream) {
+  if (pl.strategy == Strategy::Split) {
+    p.chunks = pl.grid / pl.units;
+    const int64_t batches = (pr.rows + kSplitRows - 1) / kSplitRows;
+    p.red_partial = ws + (batches > 1 ? (size_t)F::kColGrad * batches * pr.N : 0);
+    // The first kernel waits for the stream as usual (the one before may write the inputs);
+    // the ones after it may start early.
+    cudaLaunchAttribute early[1];
+    early[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early[0].val.programmaticStreamSerializationAllowed = 1;
+    bool first = true;
+    auto launch = [&](void* kernel, dim3 grid, int block, void** args) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = grid;
+      cfg.blockDim = dim3(block);
+      cfg.stream = stream;
+      if (!first && pl.dependent_launch) {
+        cfg.attrs = early;
+        cfg.numAttrs = 1;
+      }
+      first = false;
+      return cudaLaunchKernelExC(&cfg, kernel, args);
+    };
+    for (int stage = 0; stage < F::kStages && F::kRed > 0; ++stage) {
+      void* args[] = {(void*)&p, (void*)&stage};
+      err = launch((void*)row_split_reduce<F, T, kSplitBlock>,
+                   dim3((unsigned)p.chunks, (unsigned)pr.rows), kSplitBlock, args);
+      if (err != cudaSuccess) return err;
+    }
+    void* args[] = {(void*)&p};
+    if (F::kColGrad == 0)
+      return launch((void*)row_split_out<F, T, kSplitBlock>,
+                    dim3((unsigned)p.chunks, (unsigned)pr.rows), kSplitBlock, args);
+    constexpr int64_t cols = (int64_t)kSplitVectors * TypeInfo<T>::kVec;
+    err = launch((void*)row_split_cols<F, T>,
+                 dim3((unsigned)((pr.N + cols - 1) / cols), (unsigned)batches),
+                 kSplitRows * kSplitVectors, args);
+    if (err != cudaSuccess || batches == 1) return err;  // one batch wrote the column outputs
+    for (int k = 0; k < F::kColGrad; ++k) {
+      const A* partial = ws + (size_t)k * batches * pr.N;
+      int64_t P = batches, N = pr.N;
+      T* out = pr.colgrad.v[k];
+      void* fargs[] = {(void*)&partial, (void*)&P, (void*)&N, (void*)&out};
+      err = launch((void*)colgrad_finalize<T>, dim3((unsigned)((pr.N + 31) / 32)), 256, fargs);
+      if (err != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+  } else if (pl.strategy == Strategy::Stream) {
     if (pl.workspace_bytes > 0) {
       err = cudaMemsetAsync(workspace, 0, pl.workspace_bytes, stream);
       if (err != cudaSuccess) return err;

@@ -94,10 +94,15 @@ def test_row_lengths_around_the_kernels_sizes(device, dtype):
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
+# Few rows leave most of a GPU idle unless each row is split over several blocks; with more
+# than 8 such rows, the column gradients are summed in batches of rows.
+FEW_LONG_ROWS = [(2, 131072), (33, 20000)]
+
+
 @pytest.mark.parametrize("device", DEVICES)
-def test_few_long_rows(device):
-    # Few rows leave most of a GPU idle unless a row is split over several blocks.
-    inputs = make_inputs((2, 131072), DTYPES[0], device)
+@pytest.mark.parametrize("shape", FEW_LONG_ROWS, ids=str)
+def test_few_long_rows(device, shape):
+    inputs = make_inputs(shape, DTYPES[0], device)
     assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
@@ -252,8 +257,9 @@ def test_gradient_row_lengths_around_the_kernels_sizes(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_gradients_of_few_long_rows(device):
-    inputs = make_inputs((2, 131072), DTYPES[0], device, requires_grad=True)
+@pytest.mark.parametrize("shape", FEW_LONG_ROWS, ids=str)
+def test_gradients_of_few_long_rows(device, shape):
+    inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
     out = op(**inputs, **SCALARS)
     grad_out = torch.randn_like(out)
     actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
@@ -261,10 +267,11 @@ def test_gradients_of_few_long_rows(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_gradients_are_deterministic(device):
+@pytest.mark.parametrize("shape", [(3000, 64), (33, 20000)], ids=str)
+def test_gradients_are_deterministic(device, shape):
     # Column gradients are sums over the rows, taken in a fixed order: the same bits on
     # every run, as torch.use_deterministic_algorithms expects.
-    inputs = make_inputs((3000, 64), DTYPES[0], device, requires_grad=True)
+    inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
     grad_out = torch.randn_like(inputs[ROW_ARGS[0]])
     wrt = [inputs[name] for name in GRAD_ARGS]
     first = torch.autograd.grad(op(**inputs, **SCALARS), wrt, grad_out)

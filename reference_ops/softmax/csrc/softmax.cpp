@@ -259,13 +259,20 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   if (out.numel() == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_SWITCH(
-      in.x.scalar_type(), "softmax_cuda", SOFTMAX_DISPATCH_CASES([&] {
-        const Rows<const CudaScalar<scalar_t>*> data{cuda_data<scalar_t>(contiguous.x)};
-        const Columns<const CudaScalar<scalar_t>*> column_data{};
-        C10_CUDA_CHECK(launch_forward(data, column_data, cuda_mutable_data<scalar_t>(out), rows, n,
-                                      s, stream));
-      }));
+  AT_DISPATCH_SWITCH(in.x.scalar_type(), "softmax_cuda", SOFTMAX_DISPATCH_CASES([&] {
+                       using T = CudaScalar<scalar_t>;
+                       // Scratch for the partial reductions of few long rows, from torch's caching
+                       // allocator.
+                       const int64_t workspace_bytes = forward_workspace_bytes<T>(rows, n);
+                       const at::Tensor workspace =
+                           workspace_bytes > 0 ? new_tensor(out, {workspace_bytes}, at::kByte)
+                                               : at::Tensor();
+                       const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
+                       const Columns<const T*> column_data{};
+                       C10_CUDA_CHECK(launch_forward(
+                           data, column_data, cuda_mutable_data<scalar_t>(out), rows, n, s,
+                           workspace.defined() ? workspace.mutable_data_ptr() : nullptr, stream));
+                     }));
   return out;
 }
 

@@ -236,7 +236,10 @@ def run_checks(log):
     shapes = [(1, 1), (5, 7), (3, 8), (33, 300), (64, 1024), (16, 4099), (9, 4096), (7, 16384),
               (300, 2048), (4, 131072), (2, 65536 + 8), (1, 600000), (0, 4096), (3, 0),
               # more row groups than resident blocks (persistent grids, the prefetch ring)
-              (40001, 256), (5003, 4096), (2051, 16384)]
+              (40001, 256), (5003, 4096), (2051, 16384),
+              # few long rows (the split kernels): column outputs over 8-row batches, and over
+              # several row groups summed by the finalize kernel (a partial last batch too)
+              (8, 131072), (64, 16384), (33, 20000), (66, 8192)]
     for op in ("rms", "ln", "softmax", "log_softmax"):
         for dtype in (torch.float32, torch.bfloat16, torch.float64):
             for rows, N in shapes:
@@ -254,14 +257,15 @@ def run_checks(log):
     log(f"  check stat dtypes: float64 -> {rstd_d.dtype}, bfloat16 -> {rstd_b.dtype}" + ("  ok" if st_ok else "  FAIL"))
     ok &= st_ok
     # determinism of the weight gradient
-    x, w, _ = make_inputs("rms", 4096, 4096, torch.bfloat16)
-    g = torch.randn_like(x)
-    _, rstd = getattr(torch.ops, CHECK_NS).rms_fwd(x, w, EPS)
-    d1 = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)[1]
-    d2 = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)[1]
-    same = torch.equal(d1, d2)
-    log(f"  check dweight bitwise identical across runs: {same}")
-    ok &= same
+    for rows, N in ((4096, 4096), (8, 131072), (64, 16384)):
+        x, w, _ = make_inputs("rms", rows, N, torch.bfloat16)
+        g = torch.randn_like(x)
+        _, rstd = getattr(torch.ops, CHECK_NS).rms_fwd(x, w, EPS)
+        d1 = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)[1]
+        d2 = getattr(torch.ops, CHECK_NS).rms_bwd(g, x, w, rstd)[1]
+        same = torch.equal(d1, d2)
+        log(f"  check dweight bitwise identical across runs, {rows}x{N}: {same}")
+        ok &= same
     try:
         ok &= check_big(log)
     except Exception as e:  # noqa: BLE001

@@ -29,7 +29,7 @@ def build(verbose=False, ns="rowk_bench", library=None, build_dir=BUILD, defines
     import torch.utils.cpp_extension as ce
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")
     stage_library(library, build_dir)
-    flags = ["-O3", "-std=c++17", "-lineinfo", f"-DROWK_NS={ns}", *(f"-D{d}" for d in defines)]
+    flags = ["-O3", "-std=c++20", "-lineinfo", f"-DROWK_NS={ns}", *(f"-D{d}" for d in defines)]
     if ns != "rowk_bench":
         # the library's C++ namespace renamed too: two builds in one process must not share
         # template instances (the plan caches are process-wide unique symbols)
