@@ -936,6 +936,25 @@ RK_DEV Ctx<F, acc_t<T>> split_row_ctx(const SplitParams<F, T>& p, int64_t row) {
   return rc;
 }
 
+// The row outputs at a thread's vector of `row`, and the row's stats where `writes_stats`.
+template <class F, class T>
+RK_DEV void split_store_outputs(const SplitParams<F, T>& p, int64_t row, int64_t c0,
+                                const SplitLoads<F, T>& in, const Ctx<F, acc_t<T>>& rc,
+                                bool writes_stats) {
+  constexpr int VEC = TypeInfo<T>::kVec;
+#pragma unroll
+  for (int k = 0; k < F::kRowOut; ++k) {
+    acc_t<T> of[VEC];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) of[e] = F::out(k, in.at(rc, e));
+    store_vec<T>(p.out[k] + row * p.out_stride[k], c0, p.N, p.vec_ok, of);
+  }
+  if (writes_stats) {
+#pragma unroll
+    for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
+  }
+}
+
 // The partial reductions of `stage` of chunk blockIdx.x of row blockIdx.y.
 template <class F, class T, int BLOCK>
 __global__ void __launch_bounds__(BLOCK) row_split_reduce(const SplitParams<F, T> p, int stage) {
@@ -993,17 +1012,7 @@ __global__ void __launch_bounds__(BLOCK) row_split_out(const SplitParams<F, T> p
   Ctx<F, A> rc = split_row_ctx(p, row);
   rk_wait_prior_grid();  // the reductions' partials
   split_finish<F, T, BLOCK>(p, row, F::kStages, rc);
-#pragma unroll
-  for (int k = 0; k < F::kRowOut; ++k) {
-    A of[VEC];
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) of[e] = F::out(k, in.at(rc, e));
-    store_vec<T>(p.out[k] + row * p.out_stride[k], c0, p.N, p.vec_ok, of);
-  }
-  if (chunk == 0 && tid == 0) {
-#pragma unroll
-    for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
-  }
+  split_store_outputs(p, row, c0, in, rc, chunk == 0 && tid == 0);
 }
 
 // With column outputs: block (column chunk blockIdx.x, row batch blockIdx.y) holds kSplitRows
@@ -1039,19 +1048,7 @@ __global__ void __launch_bounds__(kSplitRows * kSplitVectors) row_split_cols(con
           w = red_combine<A>(F::red_op(j), w, part[q * F::kRed + j]);
         rc.r[j] = F::fin(j, group_reduce_shfl<V>(F::red_op(j), w), rc);
       }
-  if (row_ok) {
-#pragma unroll
-    for (int k = 0; k < F::kRowOut; ++k) {
-      A of[VEC];
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) of[e] = F::out(k, in.at(rc, e));
-      store_vec<T>(p.out[k] + row * p.out_stride[k], c0, p.N, p.vec_ok, of);
-    }
-    if (blockIdx.x == 0 && v == 0) {
-#pragma unroll
-      for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
-    }
-  }
+  if (row_ok) split_store_outputs(p, row, c0, in, rc, blockIdx.x == 0 && v == 0);
 #pragma unroll
   for (int k = 0; k < F::kColGrad; ++k)
 #pragma unroll
