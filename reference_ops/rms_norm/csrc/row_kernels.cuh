@@ -1157,6 +1157,19 @@ inline int rk_cc_major(int device, cudaError_t* err = nullptr) {
   return rk_device_attr(cudaDevAttrComputeCapabilityMajor, 1, device, err);
 }
 
+// Whether kernel k's code was compiled for sm_90 or newer (__CUDA_ARCH__ >= 900), not only
+// whether the GPU is: a build for older GPUs (TORCH_CUDA_ARCH_LIST="8.0+PTX") runs on an
+// sm_90 GPU from its PTX, where the clusters' code is a trap and rk_wait_prior_grid does
+// not wait, so neither clusters nor early launches may be used.
+inline bool rk_compiled_for_sm90(const void* k) {
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, k) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return fa.ptxVersion >= 90;
+}
+
 // Dispatches a (tpr, vpt, cluster) triple to a compile-time kernel; the list is the
 // variants instantiated for every spec. Returns nullptr for an unknown triple.
 template <class F, class T>
@@ -1238,7 +1251,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   cudaError_t err = cudaSuccess;
   const int sms = rk_sm_count(device, &err);
   const int cc_major = rk_cc_major(device, &err);
-  const bool clusters_ok = cc_major >= 9;
+  const bool clusters_ok = cc_major >= 9 && rk_compiled_for_sm90(rk_kernel_for<F, T>(256, 2, true));
   if (err != cudaSuccess || rows < 0 || N < 0) {
     pl.status = err != cudaSuccess ? err : cudaErrorInvalidValue;
     return pl;
@@ -1271,7 +1284,8 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     const int64_t batches = (rows + kSplitRows - 1) / kSplitRows;
     pl.units = rows;
     pl.grid = chunks * rows;
-    pl.dependent_launch = cc_major >= 9;
+    pl.dependent_launch =
+        cc_major >= 9 && rk_compiled_for_sm90((const void*)row_split_reduce<F, T, kSplitBlock>);
     // the batches' column-output sums (kColGrad x batches x N, with several batches), then
     // the reduction partials (rows x chunks x kRed)
     pl.workspace_bytes = ((size_t)(batches > 1 ? F::kColGrad * batches * N : 0) +
