@@ -1100,6 +1100,21 @@ __global__ void zero_fill(T* out, int64_t n) {
 
 // ---- host side: plan, workspace, launch -------------------------------------------
 
+// The split kernels' grids and workspace for rows x N, which the planner sizes and
+// launch_rows lays out: the column-output sums of the row batches (kColGrad x batches x N,
+// only with several batches), then the reduction partials (rows x chunks x kRed).
+template <class F, class T>
+struct SplitLayout {
+  int64_t chunks, batches;  // blocks a row is cut into; row_split_cols' batches of rows
+  size_t colgrad_elems, red_elems;
+  SplitLayout(int64_t rows, int64_t N)
+      : chunks((N + kSplitBlock * TypeInfo<T>::kVec - 1) / (kSplitBlock * TypeInfo<T>::kVec)),
+        batches((rows + kSplitRows - 1) / kSplitRows),
+        colgrad_elems(batches > 1 ? (size_t)F::kColGrad * batches * N : 0),
+        red_elems((size_t)rows * chunks * F::kRed) {}
+  size_t bytes() const { return (colgrad_elems + red_elems) * sizeof(acc_t<T>); }
+};
+
 // One problem: the pointers and sizes of one call.
 template <class F, class T>
 struct RowProblem {
@@ -1268,29 +1283,22 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   // split over many blocks (row_split_*), or over a cluster (below) for ops of several
   // stages without column outputs whose rows are not very long, where a cluster's one
   // kernel beat the split's one a stage. (H200, tests/perf/rowwise/few_long_rows_h200.md,
-  // fwd+bwd: 8 x 131072 bf16 RMSNorm 32.7 -> 15.1 us, LayerNorm 50.9 -> 19.4, float32
-  // LayerNorm 47.6 -> 25.5; LayerNorm float32 at 64 x 16384 kept its cluster forward.)
+  // fwd+bwd: 8 x 131072 bf16 RMSNorm 33.2 -> 16.1 us, LayerNorm 50.9 -> 19.5, float32
+  // LayerNorm 47.9 -> 25.3; LayerNorm float32 at 64 x 16384 kept its cluster forward.)
   const bool few_long = rows * 2 <= sms && nvec >= 2048;
   const bool split = F::kColGrad > 0 || F::kStages == 1 || nvec >= 8192 || !clusters_ok;
   if (few_long && split && rows <= 65535) {
-    constexpr int64_t chunk = (int64_t)kSplitBlock * VEC;
-    const int64_t chunks = (N + chunk - 1) / chunk;
+    const SplitLayout<F, T> layout(rows, N);
     pl.strategy = Strategy::Split;
     pl.tpr = pl.block = kSplitBlock;
     pl.vpt = 1;
     pl.rows = rows;
     pl.N = N;
-    // row_split_cols' row batches, when the op has column outputs
-    const int64_t batches = (rows + kSplitRows - 1) / kSplitRows;
     pl.units = rows;
-    pl.grid = chunks * rows;
+    pl.grid = layout.chunks * rows;
     pl.dependent_launch =
         cc_major >= 9 && rk_compiled_for_sm90((const void*)row_split_reduce<F, T, kSplitBlock>);
-    // the batches' column-output sums (kColGrad x batches x N, with several batches), then
-    // the reduction partials (rows x chunks x kRed)
-    pl.workspace_bytes = ((size_t)(batches > 1 ? F::kColGrad * batches * N : 0) +
-                          (size_t)rows * chunks * F::kRed) *
-                         sizeof(acc_t<T>);
+    pl.workspace_bytes = layout.bytes();
     return pl;
   }
   bool chosen = false;
@@ -1513,9 +1521,10 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
     SplitParams<F, T> sp;
     static_cast<RowParams<F, T>&>(sp) = p;
     sp.colgrad = pr.colgrad;
-    sp.chunks = pl.grid / pl.units;
-    const int64_t batches = (pr.rows + kSplitRows - 1) / kSplitRows;
-    sp.red_partial = ws + (batches > 1 ? (size_t)F::kColGrad * batches * pr.N : 0);
+    const SplitLayout<F, T> layout(pr.rows, pr.N);
+    const int64_t batches = layout.batches;
+    sp.chunks = layout.chunks;
+    sp.red_partial = ws + layout.colgrad_elems;
     // The first kernel waits for the stream as usual (the one before may write the inputs);
     // the ones after it may start early.
     cudaLaunchAttribute early[1];
