@@ -284,7 +284,13 @@ using value_t = typename E::value_type;
 
 // Math for formulas, overloaded on the value type: fast intrinsics for float (as in the
 // usual fused kernels: __expf and __logf are within a few ulp), full precision for double.
-RK_DEV float rk_exp(float x) { return __expf(x); }
+RK_DEV float rk_exp(float x) {
+  // 2^(x log2 e) by the hardware's approximate exp2, flushing results below 2^-126 to 0
+  // (__expf handles those subnormal results with three more instructions an element)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
 RK_DEV double rk_exp(double x) { return ::exp(x); }
 RK_DEV float rk_log(float x) { return __logf(x); }
 RK_DEV double rk_log(double x) { return ::log(x); }
@@ -606,17 +612,28 @@ __global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
       for (int ci = 0; ci < F::kColIn; ++ci) ec.c[ci] = TI::get(cv[ci], e, 0u);
       return ec;
     };
-    // Element visitor: fn(ctx, i, e, valid) for every owned element; one pass.
+    // Element visitor: fn(ctx, i, e, valid) for every owned element; one pass. A thread
+    // whose vectors all lie inside the row (every thread, when N is a multiple of the
+    // row group's columns) runs a copy of the pass without bound checks: checked, a
+    // reduction term costs a branch an element (the compiler does not compute exp() for an
+    // element it may skip), which made bf16 softmax issue-bound.
     auto for_each = [&](auto&& fn) {
       const uint32_t z = opaque_zero();
+      auto pass = [&](auto checked) {
 #pragma unroll
-      for (int i = 0; i < VPT; ++i) {
-        const int64_t c0 = colv(i);
-        uint4 cv[KC];
-        load_cols(i, z, cv);
+        for (int i = 0; i < VPT; ++i) {
+          const int64_t c0 = colv(i);
+          uint4 cv[KC];
+          load_cols(i, z, cv);
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) fn(ctx_at(i, e, z, cv), i, e, c0 + e < N);
-      }
+          for (int e = 0; e < VEC; ++e)
+            fn(ctx_at(i, e, z, cv), i, e, !decltype(checked)::value || c0 + e < N);
+        }
+      };
+      if (colv(VPT - 1) + VEC <= N)
+        pass(std::false_type{});
+      else
+        pass(std::true_type{});
     };
 
     // Reductions, stage by stage.
