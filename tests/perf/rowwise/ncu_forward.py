@@ -48,7 +48,7 @@ def summarize(path):
     print("|---" * (len(keys) + 2) + "|")
     for i, launch in enumerate(launches):
         call = next(calls, "?")[len("called "):] if i % 2 == 0 else "(again)"
-        name = re.sub(r"\(rowk::RowParams.*|, Context.*", "", launch.splitlines()[0]).replace("void ", "")
+        name = re.sub(r"\((rowk::)?RowParams.*|, Context.*", "", launch.splitlines()[0]).replace("void ", "")
         vals = []
         for k in keys:
             m = re.search(r"\n\s+" + re.escape(k) + r"\s+\S+\s+([\d.,]+)", launch)
