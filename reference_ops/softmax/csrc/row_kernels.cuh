@@ -484,10 +484,10 @@ RK_DEV A group_reduce_shfl(Red op, A v) {
   return v;
 }
 
-// The main kernel: TPR threads per row, VPT vectors per thread, BLOCK threads,
-// CLUSTER = whether rows are split over the blocks of a cluster.
+// The main kernel's body: TPR threads per row, VPT vectors per thread, BLOCK threads,
+// CLUSTER = whether rows are split over the blocks of a cluster. Two kernels below run it.
 template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
-__global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
+RK_DEV void row_body(const RowParams<F, T>& p) {
 #if RK_NO_CLUSTERS
   if constexpr (CLUSTER) {
     __trap();  // clusters need sm_90; the planner never launches this on older GPUs
@@ -770,6 +770,27 @@ __global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
     }
   }
   if constexpr (CLUSTER) rk_cluster_sync();  // keep shared memory alive for readers
+}
+
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+__global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
+  row_body<F, T, TPR, VPT, BLOCK, CLUSTER>(p);
+}
+
+// The same, compiled to fit 8 blocks a multiprocessor (at most 64 registers), for the
+// kernels that gain by it (rk_eight_blocks): 2-byte rows of 32 elements a thread with two
+// column inputs and no column outputs (LayerNorm-like forwards) otherwise took 71-80
+// registers, 6-7 blocks, and waited on memory (H200, bfloat16 x 4096 columns: 0.75-0.84 of
+// a copy's bandwidth, 0.84-0.96 so). The rest keep the compiler's choice: asking every
+// kernel for a minimum of blocks changed register use elsewhere and lost up to a quarter.
+template <class F, class T, int TPR, int VPT, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 8) row_kernel_eight_blocks(const RowParams<F, T> p) {
+  row_body<F, T, TPR, VPT, BLOCK, false>(p);
+}
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+constexpr bool rk_eight_blocks() {
+  return sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
+         BLOCK == 128 && !CLUSTER;
 }
 
 // Rows too long for registers: one block per row, each stage re-reads the row.
@@ -1206,9 +1227,13 @@ inline bool rk_compiled_for_sm90(const void* k) {
 // variants instantiated for every spec. Returns nullptr for an unknown triple.
 template <class F, class T>
 inline void* rk_kernel_for(int tpr, int vpt, bool cl) {
-#define RK_V(TPR_, VPT_, BLK_, CL_)            \
-  if (tpr == TPR_ && vpt == VPT_ && cl == CL_) \
-    return (void*)row_kernel<F, T, TPR_, VPT_, BLK_, CL_>;
+#define RK_V(TPR_, VPT_, BLK_, CL_)                                        \
+  if (tpr == TPR_ && vpt == VPT_ && cl == CL_) {                           \
+    if constexpr (rk_eight_blocks<F, T, TPR_, VPT_, BLK_, CL_>())          \
+      return (void*)row_kernel_eight_blocks<F, T, TPR_, VPT_, BLK_>;      \
+    else                                                                   \
+      return (void*)row_kernel<F, T, TPR_, VPT_, BLK_, CL_>;              \
+  }
   RK_V(32, 1, 128, false)
   RK_V(32, 2, 128, false) RK_V(32, 4, 128, false) RK_V(128, 2, 128, false) RK_V(128, 4, 128, false)
       RK_V(256, 2, 256, false) RK_V(256, 4, 256, false) RK_V(512, 2, 512, false)
