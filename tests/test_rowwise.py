@@ -42,6 +42,37 @@ def test_reduction_stages_follow_what_each_reads():
     assert [(r["name"], r["stage"]) for r in record["grad_reductions"]] == [("gy", 0)]
 
 
+def test_a_backward_that_reads_the_rows_reads_the_forwards_saved_reductions():
+    # LayerNorm's backward reads x, mu and var: the forward saves mu and var (one float a
+    # row each) and the backward's own reductions then start at stage 0, in one round
+    # (saved_stage); "stage" stays where they follow the forward's, for the stable ABI,
+    # whose backward computes mu and var again.
+    record = collect_op("op", {"kind": "rowwise", "preset": "layernorm"})
+    assert [(r["name"], r["stage"], r["saved_stage"]) for r in record["grad_reductions"]] == [
+        ("g1", 0, 0), ("g2", 1, 0)]
+    record = collect_op("op", {"kind": "rowwise", **L2})
+    assert [(r["name"], r["stage"], r["saved_stage"]) for r in record["grad_reductions"]] == [("gy", 1, 0)]
+    # From the output, nothing of the forward's is read: nothing saved.
+    record = collect_op("op", {"kind": "rowwise", "preset": "softmax"})
+    assert "saved_stage" not in record["grad_reductions"][0]
+
+
+def test_the_saved_reductions_render_for_the_torch_abi_only(tmp_path):
+    for name, abi in (("my_norm", "torch"), ("stable_norm", "stable")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["new", name, "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--preset",
+                  "layernorm", "--abi", abi])
+        assert exit_.value.code == 0
+    csrc = tmp_path / "my_norm" / "csrc"
+    assert '"my_norm_forward_saving_reductions(' in (csrc / "library.cpp").read_text()
+    assert "kernels::forward_saving_reductions(" in (csrc / "my_norm_autograd.cpp").read_text()
+    assert "kStatIn = 2" in (csrc / "my_norm_kernel.cu").read_text()
+    # The stable ABI's autograd is Python's, around the op as called: its backward reduces again.
+    stable = tmp_path / "stable_norm" / "csrc"
+    assert "forward_saving_reductions" not in (stable / "library.cpp").read_text()
+    assert "kStatIn = 0" in (stable / "stable_norm_kernel.cu").read_text()
+
+
 @pytest.mark.parametrize(("answers", "from_output"), [
     ({"preset": "softmax"}, True),
     ({"preset": "log_softmax"}, True),
@@ -75,6 +106,11 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     ({"forward": "x / sqrt(tt)"}, "uses 'tt'"),
     ({"signature": "x: Tensor, n: float"}, "argument 'n' would hide n"),
     ({"signature": "y: Tensor", "reference": "y"}, "argument 'y' would hide y"),
+    # The backward op's argument of the forward's saved reductions.
+    ({"signature": "reductions: Tensor", "reductions": "ss = sum(reductions * reductions)",
+      "forward": "reductions / sqrt(ss)", "reference": "reductions / reductions.norm(dim=-1, keepdim=True)",
+      "gradients": "reductions: (grad - y * gy) / sqrt(ss)"},
+     "'reductions' is the name of the forward's saved reductions in the backward op"),
     ({"columns": "x"}, "names every tensor"),
     ({"columns": "w"}, "'w' is not a tensor argument"),
     ({"gradients": "x: grad * z"}, "uses 'z'"),
@@ -134,9 +170,10 @@ def test_inline_is_refused_for_rowwise_ops(tmp_path, capsys):
 
 
 def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
-    # Three ops in one project, one build: a forward whose reduction is off by 1e-4, a
-    # backward whose weight gradient is off by 1e-3, and a backward from the saved output off
-    # by 1e-3. Each is caught by its own tests.
+    # Four ops in one project, one build: a forward whose reduction is off by 1e-4, a
+    # backward whose weight gradient is off by 1e-3, a backward from the saved output off
+    # by 1e-3, and right formulas whose forward saves a reduction off by 1e-3 for the
+    # backward (csrc/wrong_saved.cpp edited). Each is caught by its own tests.
     project = projects / "rows"
     for command in (
         ["new", "rows", "-o", str(projects), "--op", "wrong_forward", "--defaults", "--kind", "rowwise",
@@ -155,11 +192,16 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--signature", "x: Tensor", "--reductions", "m = max(x); z = sum(exp(x - m))",
          "--forward", "exp(x - m) / z", "--reference", "torch.softmax(x, -1)",
          "--grad-reductions", "gy = sum(grad * y)", "--gradients", "x: y * (grad - gy) * acc_t(1.001)"],
+        ["add", "wrong_saved", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "rmsnorm"],
     ):
         try:
             main(command)
         except SystemExit as exit_:
             assert exit_.code in (0, None), command
+    glue = project / "csrc" / "wrong_saved.cpp"
+    right = "saved[0 * rows + r] = red.ms;"
+    assert glue.read_text().count(right) == 1
+    glue.write_text(glue.read_text().replace(right, "saved[0 * rows + r] = red.ms * acc_t(1.001);"))
     # The formulas are the CPU kernels' too, which run here (the CUDA ones compile in the
     # reference ops' tests).
     pip_install(python, project, USE_CUDA="0")
@@ -179,3 +221,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(from_output.stdout)
     assert "test_matches_float64_reference" not in failed_tests(from_output.stdout)
+    saved = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_saved.py")
+    assert saved.returncode == 1
+    assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
+            "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(saved.stdout)
+    assert "test_matches_float64_reference" not in failed_tests(saved.stdout)

@@ -40,6 +40,8 @@ REDUCE_OPS = ("sum", "mean", "max", "min")
 # Names the formulas of this kind give meaning to: the row length and, in the backward,
 # the incoming gradient and the output element.
 KIND_NAMES = ("n", "y", "grad")
+# The backward op's argument that holds the forward's reductions (csrc/<op>_kernel.h).
+SAVED_REDUCTIONS = "reductions"
 
 # Presets: every answer of the op but its name. The formulas are C++ over the arguments,
 # the reductions and n; the reference is PyTorch over the arguments.
@@ -233,6 +235,20 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         if backward_from_output:
             grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
                                                backward_names - forward_only, {})
+        else:
+            # Otherwise the forward saves its reductions (torch ABI: one float per row and
+            # reduction) and the backward reads them instead of reducing the rows again: its
+            # own reductions then start at stage 0 ("saved_stage"); "stage" is where they
+            # come after the forward's, for the stable ABI's backward, which computes them
+            # again (its autograd is Python's, around the op as the user calls it).
+            if SAVED_REDUCTIONS in {p["name"] for p in params}:
+                raise SpecError(f"--signature {answers['signature']!r}: {SAVED_REDUCTIONS!r} is the "
+                                "name of the forward's saved reductions in the backward op; rename "
+                                "the argument")
+            saved = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
+                                     backward_names, {r["name"]: -1 for r in reductions})
+            for reduction, saved_reduction in zip(grad_reductions, saved):
+                reduction["saved_stage"] = saved_reduction["stage"]
         count = 1 + len(tensors) + len(scalars)
         if count > MOST_ARGUMENTS:
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "

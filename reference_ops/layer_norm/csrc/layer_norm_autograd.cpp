@@ -35,7 +35,7 @@ const auto& backward_op() {
                              .findSchemaOrThrow("layer_norm::layer_norm_backward", "")
                              .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
                                  const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                 const at::Tensor&, double)>();
+                                 const at::Tensor&, const at::Tensor&, double)>();
   return op;
 }
 
@@ -43,6 +43,20 @@ template <typename... Args>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const Args&... args) {
   const at::AutoDispatchBelowADInplaceOrView below_autograd;
   return backward_op().call(args...);
+}
+
+// The forward that also returns its reductions, which the backward reads instead of
+// reducing the rows again (csrc/layer_norm.cpp).
+std::tuple<at::Tensor, at::Tensor> forward_saving_reductions(const at::Tensor& x,
+                                                             const at::Tensor& weight,
+                                                             const at::Tensor& bias, double eps) {
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("layer_norm::layer_norm_forward_saving_reductions", "")
+          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                    const at::Tensor&, double)>();
+  const at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return op.call(x, weight, bias, eps);
 }
 
 // The gradients as the autograd functions return them, and back.
@@ -74,15 +88,19 @@ class LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
                             const at::Tensor& /*x*/, const at::Tensor& /*weight*/,
                             const at::Tensor& /*bias*/) {
     ctx->saved_data["eps"] = args.eps;
-    ctx->save_for_backward({args.x, args.weight, args.bias});
-    return kernels::forward(args.x, args.weight, args.bias, args.eps);
+    // The backward reads the inputs and the forward's reductions, one value a row each,
+    // instead of reducing the rows again.
+    auto [out, reductions] =
+        kernels::forward_saving_reductions(args.x, args.weight, args.bias, args.eps);
+    ctx->save_for_backward({args.x, args.weight, args.bias, reductions});
+    return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
     const std::tuple<at::Tensor, at::Tensor, at::Tensor> g = kernels::backward_op().call(
-        grads[0], saved[0], saved[1], saved[2], ctx->saved_data["eps"].toDouble());
+        grads[0], saved[0], saved[1], saved[2], saved[3], ctx->saved_data["eps"].toDouble());
     // One gradient per argument of forward: none for args, then one per tensor.
     return {at::Tensor(), std::get<0>(g), std::get<1>(g), std::get<2>(g)};
   }
@@ -96,8 +114,8 @@ class LayerNormFunctionBackward : public torch::autograd::Function<LayerNormFunc
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
                                                 const at::Tensor& grad, const at::Tensor& x,
                                                 const at::Tensor& weight, const at::Tensor& bias,
-                                                double eps) {
-    return kernels::as_list(kernels::backward(grad, x, weight, bias, eps));
+                                                const at::Tensor& reductions, double eps) {
+    return kernels::as_list(kernels::backward(grad, x, weight, bias, reductions, eps));
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
@@ -124,16 +142,15 @@ at::Tensor forward_autograd(const at::Tensor& x, const at::Tensor& weight, const
   return LayerNormFunction::apply(Arguments{x, weight, bias, eps}, x, weight, bias);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad,
-                                                                 const at::Tensor& x,
-                                                                 const at::Tensor& weight,
-                                                                 const at::Tensor& bias,
-                                                                 double eps) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_autograd(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+    const at::Tensor& reductions, double eps) {
   // The usual backward pass runs with grad mode off: straight to the kernel.
-  if (!torch::autograd::compute_requires_grad(grad, x, weight, bias)) {
-    return kernels::backward(grad, x, weight, bias, eps);
+  if (!torch::autograd::compute_requires_grad(grad, x, weight, bias, reductions)) {
+    return kernels::backward(grad, x, weight, bias, reductions, eps);
   }
-  return kernels::as_tuple(LayerNormFunctionBackward::apply(grad, x, weight, bias, eps));
+  return kernels::as_tuple(
+      LayerNormFunctionBackward::apply(grad, x, weight, bias, reductions, eps));
 }
 
 }  // namespace

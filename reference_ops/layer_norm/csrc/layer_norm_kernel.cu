@@ -15,13 +15,14 @@ namespace {
 
 // The forward. In `e`: x the row tensors' elements (x), c the column
 // tensors' (weight, bias), s the scalars, n the row length, r the
-// reductions (mu, var).
+// reductions (mu, var). Its stats are the reductions, which the backward reads: launch_forward
+// passes null pointers for them where nothing needs a gradient, and none are written.
 struct ForwardSpec {
   template <class V>
   using Scalars = layer_norm::Scalars<V>;
   static constexpr int kRowIn = 1, kColIn = 2, kStatIn = 0;
   static constexpr int kRed = 2, kStages = 2;
-  static constexpr int kRowOut = 1, kStatOut = 0, kColGrad = 0;
+  static constexpr int kRowOut = 1, kStatOut = 2, kColGrad = 0;
   RK_HD static constexpr rowk::Red red_op(int j) {
     return j == 0 ? rowk::Red::Sum : j == 1 ? rowk::Red::Sum : rowk::Red::Sum;
   }
@@ -44,8 +45,8 @@ struct ForwardSpec {
     return forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]);
   }
   template <class E>
-  RK_DEV static auto stat(int, const E&) {
-    return typename E::value_type(0);
+  RK_DEV static auto stat(int k, const E& e) {
+    return e.r[k];
   }
   template <class E>
   RK_DEV static auto colgrad(int, const E&) {
@@ -53,50 +54,43 @@ struct ForwardSpec {
   }
 };
 
-// The backward: the forward's reductions again, then the backward's (g1, g2); x
-// holds the row tensors' elements and, last, grad's.
+// The backward: x holds the row tensors' elements and, last, grad's; st the forward's
+// reductions as it saved them (mu, var), r the backward's (g1, g2).
 struct BackwardSpec {
   template <class V>
   using Scalars = layer_norm::Scalars<V>;
-  static constexpr int kRowIn = 2, kColIn = 2, kStatIn = 0;
-  static constexpr int kRed = 4, kStages = 2;
+  static constexpr int kRowIn = 2, kColIn = 2, kStatIn = 2;
+  static constexpr int kRed = 2, kStages = 1;
   static constexpr int kRowOut = 1, kStatOut = 0, kColGrad = 2;
   RK_HD static constexpr rowk::Red red_op(int j) {
-    return j == 0   ? rowk::Red::Sum
-           : j == 1 ? rowk::Red::Sum
-           : j == 2 ? rowk::Red::Sum
-           : j == 3 ? rowk::Red::Sum
-                    : rowk::Red::Sum;
+    return j == 0 ? rowk::Red::Sum : j == 1 ? rowk::Red::Sum : rowk::Red::Sum;
   }
-  RK_HD static constexpr int red_stage(int j) {
-    return j == 0 ? 0 : j == 1 ? 1 : j == 2 ? 0 : j == 3 ? 1 : 0;
-  }
+  RK_HD static constexpr int red_stage(int j) { return j == 0 ? 0 : j == 1 ? 0 : 0; }
   template <class E>
   RK_DEV static auto red(int j, const E& e) {
     using A = typename E::value_type;
-    if (j == 0) return reduce_mu<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n);
-    if (j == 1) return reduce_var<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0]);
-    if (j == 2)
+    if (j == 0)
       return grad_reduce_g1<A>(e.x[1],
-                               forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
-                               e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]);
-    if (j == 3)
+                               forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1]),
+                               e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1]);
+    if (j == 1)
       return grad_reduce_g2<A>(e.x[1],
-                               forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
-                               e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2]);
+                               forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1]),
+                               e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1], e.r[0]);
     return A(0);
   }
   template <class E>
   RK_DEV static auto fin(int j, typename E::value_type v, const E& e) {
-    if (j == 0 || j == 1 || j == 2 || j == 3) return v / e.n;
+    if (j == 0 || j == 1) return v / e.n;
     return v;
   }
   template <class E>
   RK_DEV static auto out(int k, const E& e) {
     using A = typename E::value_type;
     if (k == 0)
-      return grad_wrt_x<A>(e.x[1], forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
-                           e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2], e.r[3]);
+      return grad_wrt_x<A>(e.x[1],
+                           forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1]),
+                           e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1], e.r[0], e.r[1]);
     return A(0);
   }
   template <class E>
@@ -108,12 +102,12 @@ struct BackwardSpec {
     using A = typename E::value_type;
     if (k == 0)
       return grad_wrt_weight<A>(
-          e.x[1], forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]), e.x[0], e.c[0],
-          e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2], e.r[3]);
+          e.x[1], forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1]), e.x[0],
+          e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1], e.r[0], e.r[1]);
     if (k == 1)
-      return grad_wrt_bias<A>(e.x[1],
-                              forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1]),
-                              e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.r[0], e.r[1], e.r[2], e.r[3]);
+      return grad_wrt_bias<A>(
+          e.x[1], forward<A>(e.x[0], e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1]), e.x[0],
+          e.c[0], e.c[1], e.s.eps, e.n, e.st[0], e.st[1], e.r[0], e.r[1]);
     return A(0);
   }
 };
@@ -133,8 +127,9 @@ int64_t forward_workspace_bytes(int64_t rows, int64_t n) {
 }
 
 template <typename T>
-cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, int64_t rows,
-                           int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream) {
+cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, Acc<T>* reductions,
+                           int64_t rows, int64_t n, Scalars<double> s, void* workspace,
+                           cudaStream_t stream) {
   rowk::RowProblem<ForwardSpec, T> problem;
   problem.in[0] = in.x;
   problem.in_stride[0] = n;
@@ -142,6 +137,8 @@ cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out,
   problem.col[1] = columns.bias;
   problem.out[0] = out;
   problem.out_stride[0] = n;
+  problem.stat_out[0] = reductions ? reductions + 0 * rows : nullptr;  // mu
+  problem.stat_out[1] = reductions ? reductions + 1 * rows : nullptr;  // var
   problem.rows = rows;
   problem.N = n;
   problem.s = {rowk::acc_t<T>(s.eps)};
@@ -157,13 +154,16 @@ int64_t backward_workspace_bytes(int64_t rows, int64_t n) {
 
 template <typename T>
 cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
-                            RowGrads<T*> row_grads, ColumnGrads<T*> column_grads, int64_t rows,
-                            int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream) {
+                            const Acc<T>* reductions, RowGrads<T*> row_grads,
+                            ColumnGrads<T*> column_grads, int64_t rows, int64_t n,
+                            Scalars<double> s, void* workspace, cudaStream_t stream) {
   rowk::RowProblem<BackwardSpec, T> problem;
   problem.in[0] = in.x;
   problem.in_stride[0] = n;
   problem.in[1] = grad;
   problem.in_stride[1] = n;
+  problem.stat_in[0] = reductions + 0 * rows;  // mu
+  problem.stat_in[1] = reductions + 1 * rows;  // var
   problem.col[0] = columns.weight;
   problem.col[1] = columns.bias;
   problem.out[0] = row_grads.x;
@@ -180,38 +180,40 @@ cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> 
 // The dtypes this op was generated for.
 template int64_t forward_workspace_bytes<float>(int64_t, int64_t);
 template cudaError_t launch_forward<float>(Rows<const float*>, Columns<const float*>, float*,
-                                           int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
+                                           Acc<float>*, int64_t, int64_t, Scalars<double>, void*,
+                                           cudaStream_t);
 template int64_t backward_workspace_bytes<float>(int64_t, int64_t);
 template cudaError_t launch_backward<float>(const float*, Rows<const float*>, Columns<const float*>,
-                                            RowGrads<float*>, ColumnGrads<float*>, int64_t, int64_t,
-                                            Scalars<double>, void*, cudaStream_t);
+                                            const Acc<float>*, RowGrads<float*>,
+                                            ColumnGrads<float*>, int64_t, int64_t, Scalars<double>,
+                                            void*, cudaStream_t);
 template int64_t forward_workspace_bytes<double>(int64_t, int64_t);
 template cudaError_t launch_forward<double>(Rows<const double*>, Columns<const double*>, double*,
-                                            int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
+                                            Acc<double>*, int64_t, int64_t, Scalars<double>, void*,
+                                            cudaStream_t);
 template int64_t backward_workspace_bytes<double>(int64_t, int64_t);
 template cudaError_t launch_backward<double>(const double*, Rows<const double*>,
-                                             Columns<const double*>, RowGrads<double*>,
-                                             ColumnGrads<double*>, int64_t, int64_t,
-                                             Scalars<double>, void*, cudaStream_t);
+                                             Columns<const double*>, const Acc<double>*,
+                                             RowGrads<double*>, ColumnGrads<double*>, int64_t,
+                                             int64_t, Scalars<double>, void*, cudaStream_t);
 template int64_t forward_workspace_bytes<__half>(int64_t, int64_t);
 template cudaError_t launch_forward<__half>(Rows<const __half*>, Columns<const __half*>, __half*,
-                                            int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
+                                            Acc<__half>*, int64_t, int64_t, Scalars<double>, void*,
+                                            cudaStream_t);
 template int64_t backward_workspace_bytes<__half>(int64_t, int64_t);
 template cudaError_t launch_backward<__half>(const __half*, Rows<const __half*>,
-                                             Columns<const __half*>, RowGrads<__half*>,
-                                             ColumnGrads<__half*>, int64_t, int64_t,
-                                             Scalars<double>, void*, cudaStream_t);
+                                             Columns<const __half*>, const Acc<__half>*,
+                                             RowGrads<__half*>, ColumnGrads<__half*>, int64_t,
+                                             int64_t, Scalars<double>, void*, cudaStream_t);
 template int64_t forward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
 template cudaError_t launch_forward<__nv_bfloat16>(Rows<const __nv_bfloat16*>,
                                                    Columns<const __nv_bfloat16*>, __nv_bfloat16*,
-                                                   int64_t, int64_t, Scalars<double>, void*,
-                                                   cudaStream_t);
+                                                   Acc<__nv_bfloat16>*, int64_t, int64_t,
+                                                   Scalars<double>, void*, cudaStream_t);
 template int64_t backward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
-template cudaError_t launch_backward<__nv_bfloat16>(const __nv_bfloat16*,
-                                                    Rows<const __nv_bfloat16*>,
-                                                    Columns<const __nv_bfloat16*>,
-                                                    RowGrads<__nv_bfloat16*>,
-                                                    ColumnGrads<__nv_bfloat16*>, int64_t, int64_t,
-                                                    Scalars<double>, void*, cudaStream_t);
+template cudaError_t launch_backward<__nv_bfloat16>(
+    const __nv_bfloat16*, Rows<const __nv_bfloat16*>, Columns<const __nv_bfloat16*>,
+    const Acc<__nv_bfloat16>*, RowGrads<__nv_bfloat16*>, ColumnGrads<__nv_bfloat16*>, int64_t,
+    int64_t, Scalars<double>, void*, cudaStream_t);
 
 }  // namespace layer_norm

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "layer_norm_math.h"
 
@@ -20,6 +21,9 @@ namespace layer_norm {
 template <typename T>
 using Out = T;
 
+// The arithmetic type of element type T, in which the forward saves its reductions.
+template <typename T>
+using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // Every row pointer addresses rows x n elements, row after row (n apart); every column
 // pointer n elements.
 
@@ -29,9 +33,12 @@ template <typename T>
 int64_t forward_workspace_bytes(int64_t rows, int64_t n);
 
 // out[r, i] = forward(the elements of row r at column i, the row's reductions, n)
+// and, where `reductions` is not null, reductions[j * rows + r] = the row's reduction j, in
+// the arithmetic type (Acc<T>: float, double for double) as the backward reads them.
 template <typename T>
-cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, int64_t rows,
-                           int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream);
+cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out, Acc<T>* reductions,
+                           int64_t rows, int64_t n, Scalars<double> s, void* workspace,
+                           cudaStream_t stream);
 
 // The scratch memory launch_backward needs for rows x n on the current device, in bytes.
 template <typename T>
@@ -41,7 +48,8 @@ int64_t backward_workspace_bytes(int64_t rows, int64_t n);
 // over the rows, in a fixed order), given grad, the gradient of the output.
 template <typename T>
 cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
-                            RowGrads<T*> row_grads, ColumnGrads<T*> column_grads, int64_t rows,
-                            int64_t n, Scalars<double> s, void* workspace, cudaStream_t stream);
+                            const Acc<T>* reductions, RowGrads<T*> row_grads,
+                            ColumnGrads<T*> column_grads, int64_t rows, int64_t n,
+                            Scalars<double> s, void* workspace, cudaStream_t stream);
 
 }  // namespace layer_norm

@@ -7,6 +7,9 @@
 TORCH_LIBRARY(layer_norm, m) {
   m.def("layer_norm(Tensor x, Tensor weight, Tensor bias, float eps=1e-05) -> Tensor");
   m.def(
-      "layer_norm_backward(Tensor grad, Tensor x, Tensor weight, Tensor bias, float eps) -> "
-      "(Tensor, Tensor, Tensor)");
+      "layer_norm_forward_saving_reductions(Tensor x, Tensor weight, Tensor bias, float eps=1e-05) "
+      "-> (Tensor, Tensor)");
+  m.def(
+      "layer_norm_backward(Tensor grad, Tensor x, Tensor weight, Tensor bias, Tensor reductions, "
+      "float eps) -> (Tensor, Tensor, Tensor)");
 }

@@ -98,8 +98,20 @@ def _(x, weight, bias, eps=1e-05):
     return x.new_empty(x.shape)
 
 
+@torch.library.register_fake("layer_norm::layer_norm_forward_saving_reductions")
+def _(x, weight, bias, eps=1e-05):
+    _check_arguments("layer_norm", {"x": x}, {"weight": weight, "bias": bias})
+    # The output, and the forward's reductions (mu, var) of each row in float32
+    # (float64 for float64 rows), which the backward reads.
+    reductions = x.new_empty(
+        (2, *x.shape[:-1]),
+        dtype=torch.float64 if x.dtype == torch.float64 else torch.float32,
+    )
+    return x.new_empty(x.shape), reductions
+
+
 @torch.library.register_fake("layer_norm::layer_norm_backward")
-def _(grad, x, weight, bias, eps):
+def _(grad, x, weight, bias, reductions, eps):
     _check_arguments(
         "layer_norm_backward",
         {"grad": grad, "x": x},

@@ -317,8 +317,31 @@ def test_gradcheck(device):
 def test_opcheck_backward_op(device):
     inputs = make_inputs((5, 7), DTYPES[0], device)
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
-    args = (grad, *[inputs[name] for name in TENSOR_ARGS], *SCALARS.values())
+    # The backward reads the inputs and the reductions the forward saved.
+    _, reductions = torch.ops.layer_norm.layer_norm_forward_saving_reductions(*positional(inputs))
+    args = (grad, *[inputs[name] for name in TENSOR_ARGS], reductions, *SCALARS.values())
     torch.library.opcheck(torch.ops.layer_norm.layer_norm_backward.default, args)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_forward_saving_reductions(device):
+    inputs = make_inputs((5, 7), DTYPES[0], device)
+    op_saving = torch.ops.layer_norm.layer_norm_forward_saving_reductions.default
+    torch.library.opcheck(op_saving, positional(inputs))
+    out, reductions = op_saving(*positional(inputs))
+    # The same output as the op's, and one saved value a row for each reduction.
+    torch.testing.assert_close(out, op(**inputs, **SCALARS), rtol=0, atol=0)
+    assert reductions.shape == (2, 5)
+
+
+def test_backward_refuses_the_reductions_of_other_rows():
+    inputs = make_inputs((5, 7), DTYPES[0], "cpu")
+    _, reductions = torch.ops.layer_norm.layer_norm_forward_saving_reductions(*positional(inputs))
+    grad = torch.randn(5, 7, dtype=DTYPES[0])
+    args = (grad, *[inputs[name] for name in TENSOR_ARGS], reductions[:, :4], *SCALARS.values())
+    says = r"layer_norm_backward: reductions has shape \[2, 4\]"
+    with pytest.raises(RuntimeError, match=says):
+        torch.ops.layer_norm.layer_norm_backward(*args)
 
 
 @needs_cuda

@@ -6,5 +6,10 @@
 
 TORCH_LIBRARY(rms_norm, m) {
   m.def("rms_norm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor");
-  m.def("rms_norm_backward(Tensor grad, Tensor x, Tensor weight, float eps) -> (Tensor, Tensor)");
+  m.def(
+      "rms_norm_forward_saving_reductions(Tensor x, Tensor weight, float eps=1e-06) -> (Tensor, "
+      "Tensor)");
+  m.def(
+      "rms_norm_backward(Tensor grad, Tensor x, Tensor weight, Tensor reductions, float eps) -> "
+      "(Tensor, Tensor)");
 }

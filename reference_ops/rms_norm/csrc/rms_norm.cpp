@@ -150,19 +150,48 @@ int64_t rows_per_task(int64_t n) {
   return std::max<int64_t>(1, kCpuGrain / std::max<int64_t>(n, 1));
 }
 
+// The forward's reductions (ms) of each row of `rows_like`, as it saves them
+// for the backward: shape (1, rows_like's shape but the last), in the arithmetic type
+// (float, double for double).
+std::vector<int64_t> reductions_shape(const at::Tensor& rows_like) {
+  std::vector<int64_t> sizes{1};
+  sizes.insert(sizes.end(), rows_like.sizes().begin(), rows_like.sizes().end() - 1);
+  return sizes;
+}
+
+at::Tensor new_reductions(const at::Tensor& rows_like) {
+  return new_tensor(rows_like, reductions_shape(rows_like),
+                    at::toOpMathType(rows_like.scalar_type()));
+}
+
+// The backward's reductions argument must be what new_reductions gives for its rows.
+void check_reductions(const at::Tensor& reductions, const at::Tensor& rows_like) {
+  const std::vector<int64_t> shape = reductions_shape(rows_like);
+  const at::ScalarType dtype = at::toOpMathType(rows_like.scalar_type());
+  TORCH_CHECK(reductions.sizes() == at::IntArrayRef(shape) && reductions.scalar_type() == dtype &&
+                  reductions.device() == rows_like.device(),
+              "rms_norm_backward: reductions has shape ", reductions.sizes(), ", dtype ",
+              dtype_name(reductions.scalar_type()), " on ", reductions.device(),
+              "; expected shape ", at::IntArrayRef(shape), ", dtype ", dtype_name(dtype), " on ",
+              rows_like.device(), ": pass the second output of rms_norm_forward_saving_reductions");
+}
+
 // The kernels take the arguments in the structs of csrc/rms_norm_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
 
-// Each row: its reductions in order, each a pass over the row, then its outputs.
+// Each row: its reductions in order, each a pass over the row, then its outputs; and where
+// `reductions` is given, the reductions into a new tensor there (new_reductions).
 at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
-                        const Columns<const at::Tensor&>& columns, const Scalars<double>& s) {
+                        const Columns<const at::Tensor&>& columns, const Scalars<double>& s,
+                        at::Tensor* reductions = nullptr) {
   check_arguments("rms_norm", {{"x", in.x}}, {{"weight", columns.weight}});
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
   const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  if (reductions) *reductions = new_reductions(in.x);
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "rms_norm_cpu", RMS_NORM_DISPATCH_CASES([&] {
         // float for float and the half types, double for double.
@@ -172,6 +201,7 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
         const Columns<const scalar_t*> column_data{
             contiguous_columns.weight.const_data_ptr<scalar_t>()};
         scalar_t* out_p = out.mutable_data_ptr<scalar_t>();
+        acc_t* saved = reductions ? reductions->mutable_data_ptr<acc_t>() : nullptr;
         const acc_t n_acc = static_cast<acc_t>(n);
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
@@ -188,25 +218,31 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
               out_p[row + i] = static_cast<scalar_t>(forward<acc_t>(
                   acc_t(data.x[row + i]), acc_t(column_data.weight[i]), s_acc.eps, n_acc, red.ms));
             }
+            if (saved) {
+              saved[0 * rows + r] = red.ms;
+            }
           }
         });
       }));
   return out;
 }
 
-// Each row: the forward's reductions and the backward's, then the row tensors' gradients;
-// then each column tensor's gradient, summed over the rows in order (the same sum
+// Each row: the backward's reductions (the forward's as it saved them), then the row tensors'
+// gradients; then each column tensor's gradient, summed over the rows in order (the same sum
 // whatever the number of threads).
 std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
                                                  const Rows<const at::Tensor&>& in,
                                                  const Columns<const at::Tensor&>& columns,
+                                                 const at::Tensor& reductions,
                                                  const Scalars<double>& s) {
   check_arguments("rms_norm_backward", {{"grad", grad}, {"x", in.x}}, {{"weight", columns.weight}});
+  check_reductions(reductions, in.x);
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
   const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
+  const at::Tensor reductions_c = reductions.contiguous();
   RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
   ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
   AT_DISPATCH_SWITCH(
@@ -223,17 +259,13 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
         const acc_t n_acc = static_cast<acc_t>(n);
         // Each row's reductions, kept for the column gradients.
         std::vector<Reductions<acc_t>> red(rows);
+        const acc_t* saved = reductions_c.const_data_ptr<acc_t>();
         std::vector<GradReductions<acc_t>> grad_red(rows);
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
             const int64_t row = r * n;
-            {  // ms = mean(x * x)
-              double v = 0.0;
-              for (int64_t i = 0; i < n; ++i)
-                v += reduce_ms<acc_t>(acc_t(data.x[row + i]), acc_t(column_data.weight[i]),
-                                      s_acc.eps, n_acc);
-              red[r].ms = static_cast<acc_t>(v / n);
-            }
+            // The forward's reductions of this row, as it saved them.
+            red[r].ms = saved[0 * rows + r];
             {  // gx = mean(grad * weight * x)
               double v = 0.0;
               for (int64_t i = 0; i < n; ++i)
@@ -282,7 +314,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
 namespace cuda {
 
 at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
-                        const Columns<const at::Tensor&>& columns, const Scalars<double>& s) {
+                        const Columns<const at::Tensor&>& columns, const Scalars<double>& s,
+                        at::Tensor* reductions = nullptr) {
   check_arguments("rms_norm", {{"x", in.x}}, {{"weight", columns.weight}});
   // Allocate, copy and launch on the inputs' device, whichever device is current.
   const c10::cuda::CUDAGuard device_guard(in.x.device());
@@ -292,6 +325,7 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
+  if (reductions) *reductions = new_reductions(in.x);
   if (out.numel() == 0) return out;
   // The current stream, not the default one: correct under user streams and CUDA graphs.
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
@@ -304,8 +338,9 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
             workspace_bytes > 0 ? new_tensor(out, {workspace_bytes}, at::kByte) : at::Tensor();
         const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
         const Columns<const T*> column_data{cuda_data<scalar_t>(contiguous_columns.weight)};
+        Acc<T>* saved = reductions ? static_cast<Acc<T>*>(reductions->mutable_data_ptr()) : nullptr;
         C10_CUDA_CHECK(
-            launch_forward(data, column_data, cuda_mutable_data<scalar_t>(out), rows, n, s,
+            launch_forward(data, column_data, cuda_mutable_data<scalar_t>(out), saved, rows, n, s,
                            workspace.defined() ? workspace.mutable_data_ptr() : nullptr, stream));
       }));
   return out;
@@ -314,14 +349,17 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
 std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
                                                  const Rows<const at::Tensor&>& in,
                                                  const Columns<const at::Tensor&>& columns,
+                                                 const at::Tensor& reductions,
                                                  const Scalars<double>& s) {
   check_arguments("rms_norm_backward", {{"grad", grad}, {"x", in.x}}, {{"weight", columns.weight}});
+  check_reductions(reductions, in.x);
   const c10::cuda::CUDAGuard device_guard(in.x.device());
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
   const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
+  const at::Tensor reductions_c = reductions.contiguous();
   RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
   ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
   if (n == 0) return {row_grads.x, column_grads.weight};
@@ -336,9 +374,10 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
         const Columns<const T*> column_data{cuda_data<scalar_t>(contiguous_columns.weight)};
         const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads.x)};
         const ColumnGrads<T*> column_grads_p{cuda_mutable_data<scalar_t>(column_grads.weight)};
-        C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, column_data, row_grads_p,
-                                       column_grads_p, rows, n, s, workspace.mutable_data_ptr(),
-                                       stream));
+        C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, column_data,
+                                       static_cast<const Acc<T>*>(reductions_c.const_data_ptr()),
+                                       row_grads_p, column_grads_p, rows, n, s,
+                                       workspace.mutable_data_ptr(), stream));
       }));
   return {row_grads.x, column_grads.weight};
 }
@@ -352,8 +391,18 @@ at::Tensor forward_cpu(const at::Tensor& x, const at::Tensor& weight, double eps
 }
 
 std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad, const at::Tensor& x,
-                                                const at::Tensor& weight, double eps) {
-  return cpu::backward_impl(grad, {x}, {weight}, {eps});
+                                                const at::Tensor& weight,
+                                                const at::Tensor& reductions, double eps) {
+  return cpu::backward_impl(grad, {x}, {weight}, reductions, {eps});
+}
+
+// The forward, and its reductions for the backward (the autograd of csrc/rms_norm_autograd.cpp).
+std::tuple<at::Tensor, at::Tensor> forward_saving_reductions_cpu(const at::Tensor& x,
+                                                                 const at::Tensor& weight,
+                                                                 double eps) {
+  at::Tensor reductions;
+  at::Tensor out = cpu::forward_impl({x}, {weight}, {eps}, &reductions);
+  return {out, reductions};
 }
 
 #ifdef WITH_CUDA
@@ -362,8 +411,17 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& weight, double ep
 }
 
 std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad, const at::Tensor& x,
-                                                 const at::Tensor& weight, double eps) {
-  return cuda::backward_impl(grad, {x}, {weight}, {eps});
+                                                 const at::Tensor& weight,
+                                                 const at::Tensor& reductions, double eps) {
+  return cuda::backward_impl(grad, {x}, {weight}, reductions, {eps});
+}
+
+std::tuple<at::Tensor, at::Tensor> forward_saving_reductions_cuda(const at::Tensor& x,
+                                                                  const at::Tensor& weight,
+                                                                  double eps) {
+  at::Tensor reductions;
+  at::Tensor out = cuda::forward_impl({x}, {weight}, {eps}, &reductions);
+  return {out, reductions};
 }
 #endif  // WITH_CUDA
 }  // namespace
@@ -371,12 +429,14 @@ std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad, const a
 TORCH_LIBRARY_IMPL(rms_norm, CPU, m) {
   m.impl("rms_norm", &forward_cpu);
   m.impl("rms_norm_backward", &backward_cpu);
+  m.impl("rms_norm_forward_saving_reductions", &forward_saving_reductions_cpu);
 }
 
 #ifdef WITH_CUDA
 TORCH_LIBRARY_IMPL(rms_norm, CUDA, m) {
   m.impl("rms_norm", &forward_cuda);
   m.impl("rms_norm_backward", &backward_cuda);
+  m.impl("rms_norm_forward_saving_reductions", &forward_saving_reductions_cuda);
 }
 #endif
 

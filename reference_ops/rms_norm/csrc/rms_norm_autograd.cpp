@@ -30,11 +30,11 @@ at::Tensor forward(const Args&... args) {
 // The backward op with autograd: called so from a backward pass, it records itself when
 // that pass builds a graph (create_graph=True).
 const auto& backward_op() {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("rms_norm::rms_norm_backward", "")
-          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                    const at::Tensor&, double)>();
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("rms_norm::rms_norm_backward", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(
+                                 const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                 const at::Tensor&, double)>();
   return op;
 }
 
@@ -42,6 +42,18 @@ template <typename... Args>
 std::tuple<at::Tensor, at::Tensor> backward(const Args&... args) {
   const at::AutoDispatchBelowADInplaceOrView below_autograd;
   return backward_op().call(args...);
+}
+
+// The forward that also returns its reductions, which the backward reads instead of
+// reducing the rows again (csrc/rms_norm.cpp).
+std::tuple<at::Tensor, at::Tensor> forward_saving_reductions(const at::Tensor& x,
+                                                             const at::Tensor& weight, double eps) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("rms_norm::rms_norm_forward_saving_reductions", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(
+                                 const at::Tensor&, const at::Tensor&, double)>();
+  const at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return op.call(x, weight, eps);
 }
 
 // The gradients as the autograd functions return them, and back.
@@ -69,15 +81,18 @@ class RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const Arguments& args,
                             const at::Tensor& /*x*/, const at::Tensor& /*weight*/) {
     ctx->saved_data["eps"] = args.eps;
-    ctx->save_for_backward({args.x, args.weight});
-    return kernels::forward(args.x, args.weight, args.eps);
+    // The backward reads the inputs and the forward's reductions, one value a row each,
+    // instead of reducing the rows again.
+    auto [out, reductions] = kernels::forward_saving_reductions(args.x, args.weight, args.eps);
+    ctx->save_for_backward({args.x, args.weight, reductions});
+    return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
     const std::tuple<at::Tensor, at::Tensor> g = kernels::backward_op().call(
-        grads[0], saved[0], saved[1], ctx->saved_data["eps"].toDouble());
+        grads[0], saved[0], saved[1], saved[2], ctx->saved_data["eps"].toDouble());
     // One gradient per argument of forward: none for args, then one per tensor.
     return {at::Tensor(), std::get<0>(g), std::get<1>(g)};
   }
@@ -90,8 +105,9 @@ class RmsNormFunctionBackward : public torch::autograd::Function<RmsNormFunction
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext*,
                                                 const at::Tensor& grad, const at::Tensor& x,
-                                                const at::Tensor& weight, double eps) {
-    return kernels::as_list(kernels::backward(grad, x, weight, eps));
+                                                const at::Tensor& weight,
+                                                const at::Tensor& reductions, double eps) {
+    return kernels::as_list(kernels::backward(grad, x, weight, reductions, eps));
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
@@ -117,12 +133,13 @@ at::Tensor forward_autograd(const at::Tensor& x, const at::Tensor& weight, doubl
 }
 
 std::tuple<at::Tensor, at::Tensor> backward_autograd(const at::Tensor& grad, const at::Tensor& x,
-                                                     const at::Tensor& weight, double eps) {
+                                                     const at::Tensor& weight,
+                                                     const at::Tensor& reductions, double eps) {
   // The usual backward pass runs with grad mode off: straight to the kernel.
-  if (!torch::autograd::compute_requires_grad(grad, x, weight)) {
-    return kernels::backward(grad, x, weight, eps);
+  if (!torch::autograd::compute_requires_grad(grad, x, weight, reductions)) {
+    return kernels::backward(grad, x, weight, reductions, eps);
   }
-  return kernels::as_tuple(RmsNormFunctionBackward::apply(grad, x, weight, eps));
+  return kernels::as_tuple(RmsNormFunctionBackward::apply(grad, x, weight, reductions, eps));
 }
 
 }  // namespace

@@ -95,8 +95,20 @@ def _(x, weight, eps=1e-06):
     return x.new_empty(x.shape)
 
 
+@torch.library.register_fake("rms_norm::rms_norm_forward_saving_reductions")
+def _(x, weight, eps=1e-06):
+    _check_arguments("rms_norm", {"x": x}, {"weight": weight})
+    # The output, and the forward's reductions (ms) of each row in float32
+    # (float64 for float64 rows), which the backward reads.
+    reductions = x.new_empty(
+        (1, *x.shape[:-1]),
+        dtype=torch.float64 if x.dtype == torch.float64 else torch.float32,
+    )
+    return x.new_empty(x.shape), reductions
+
+
 @torch.library.register_fake("rms_norm::rms_norm_backward")
-def _(grad, x, weight, eps):
+def _(grad, x, weight, reductions, eps):
     _check_arguments(
         "rms_norm_backward",
         {"grad": grad, "x": x},

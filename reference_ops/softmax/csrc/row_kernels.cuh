@@ -28,7 +28,8 @@
 //     static constexpr int kStages  = 1;  // reductions run in stages 0..kStages-1; a term
 //                                         // may read e.r[] of earlier stages only
 //     static constexpr int kRowOut  = 1;  // row outputs (rows, N) of T
-//     static constexpr int kStatOut = 1;  // per-row outputs (rows,) of Acc
+//     static constexpr int kStatOut = 1;  // per-row outputs (rows,) of Acc; a null pointer
+//                                         // for one in RowProblem: not written
 //     static constexpr int kColGrad = 0;  // column outputs (N,) of T: sums over all rows
 //     RK_HD static constexpr Red red_op(int j);    // Red::Sum, Red::Max or Red::Min
 //     RK_HD static constexpr int red_stage(int j);
@@ -717,7 +718,8 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
       }
       if (t == 0 && rank == 0) {
 #pragma unroll
-        for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
+        for (int k = 0; k < F::kStatOut; ++k)
+          if (p.stat_out[k]) p.stat_out[k][row] = F::stat(k, rc);
       }
     }
   }
@@ -886,7 +888,8 @@ __global__ void __launch_bounds__(BLOCK) row_kernel_stream(const RowParams<F, T>
     });
     if (tid == 0) {
 #pragma unroll
-      for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
+      for (int k = 0; k < F::kStatOut; ++k)
+        if (p.stat_out[k]) p.stat_out[k][row] = F::stat(k, rc);
     }
   }
 }
@@ -989,7 +992,8 @@ RK_DEV void split_store_outputs(const SplitParams<F, T>& p, int64_t row, int64_t
   }
   if (writes_stats) {
 #pragma unroll
-    for (int k = 0; k < F::kStatOut; ++k) p.stat_out[k][row] = F::stat(k, rc);
+    for (int k = 0; k < F::kStatOut; ++k)
+      if (p.stat_out[k]) p.stat_out[k][row] = F::stat(k, rc);
   }
 }
 
