@@ -274,9 +274,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_impl(
             column_grads.weight.mutable_data_ptr<scalar_t>(),
             column_grads.bias.mutable_data_ptr<scalar_t>()};
         const acc_t n_acc = static_cast<acc_t>(n);
+        const acc_t* saved = reductions_c.const_data_ptr<acc_t>();
         // Each row's reductions, kept for the column gradients.
         std::vector<Reductions<acc_t>> red(rows);
-        const acc_t* saved = reductions_c.const_data_ptr<acc_t>();
         std::vector<GradReductions<acc_t>> grad_red(rows);
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
