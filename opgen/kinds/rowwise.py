@@ -247,7 +247,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                                 "the argument")
             saved = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
                                      backward_names, {r["name"]: -1 for r in reductions})
-            for reduction, saved_reduction in zip(grad_reductions, saved):
+            for reduction, saved_reduction in zip(grad_reductions, saved, strict=True):
                 reduction["saved_stage"] = saved_reduction["stage"]
         count = 1 + len(tensors) + len(scalars)
         if count > MOST_ARGUMENTS:
