@@ -156,21 +156,30 @@ def environment() -> dict:
     }
 
 
+def measured(env: dict) -> dict:
+    """Where and when a run measured: kept with each op's results, so that a merged file
+    still says it of the ops an earlier run measured."""
+    return {key: env.get(key) for key in ("device", "torch", "date")}
+
+
 def markdown(env: dict, results: list[dict]) -> str:
     lines = [
         "# reference_ops on the GPU",
         "",
         f"{env['device']}, torch {env['torch']} (CUDA {env['torch_cuda']}), nvcc "
-        f"{''.join(env['nvcc'])}, {env['date']}. Written by `python tests/gpu_suite.py`.",
+        f"{''.join(env['nvcc'])}, {env['date']}. Written by `python tests/gpu_suite.py`; ops merged",
+        "from an earlier run (--merge) keep that run's device, torch and date (last column).",
         "",
-        "| op | built with CUDA | tests (CPU + CUDA) | memcheck |",
-        "| --- | --- | --- | --- |",
+        "| op | built with CUDA | tests (CPU + CUDA) | memcheck | measured |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for r in results:
         tests = ", ".join(f"{n} {k}" for k, n in r.get("tests", {}).items()) or r.get("build_error", "")[:60]
         memcheck = ("clean" if r.get("sanitizer_clean") else f"{r.get('sanitizer_errors')} errors"
                     if "sanitizer_clean" in r else "not run")
-        lines.append(f"| {r['op']} | {'yes' if r.get('built_with_cuda') else 'NO'} | {tests} | {memcheck} |")
+        when = r.get("measured") or measured(env)
+        lines.append(f"| {r['op']} | {'yes' if r.get('built_with_cuda') else 'NO'} | {tests} | {memcheck} "
+                     f"| {when['device']}, torch {when['torch']}, {when['date']} |")
     lines += [
         "",
         "Medians; GB/s counts each input read once and the output written once; % copy is that",
@@ -283,9 +292,14 @@ def main() -> None:
             if result.get("tests_ok") and result["ops"] == [result["op"]]:
                 benchmark(result, Path(tmp), args.large_log2, args.rowwise_shapes, args.rowwise_dtypes)
     args.out.mkdir(parents=True, exist_ok=True)
+    for result in results:
+        result["measured"] = measured(env)
     if args.merge and (args.out / "results.json").is_file():
-        earlier = json.loads((args.out / "results.json").read_text())["ops"]
-        results = sorted([r for r in earlier if r["op"] not in args.ops] + results, key=lambda r: r["op"])
+        earlier_run = json.loads((args.out / "results.json").read_text())
+        earlier = [r for r in earlier_run["ops"] if r["op"] not in args.ops]
+        for result in earlier:
+            result.setdefault("measured", measured(earlier_run))
+        results = sorted(earlier + results, key=lambda r: r["op"])
     (args.out / "results.json").write_text(json.dumps({**env, "ops": results}, indent=2) + "\n")
     (args.out / "RESULTS.md").write_text(markdown(env, results))
     print(markdown(env, results))
