@@ -430,12 +430,9 @@ def main():
     log(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, CUDA {torch.version.cuda}, "
         f"{datetime.date.today()}, extension {how}")
     skip = set(s for s in a.skip.split(",") if s)
-    variants = []
-    for v in a.variant:
-        vname, so = v.split("=", 1)
-        torch.ops.load_library(so)
-        variants.append((vname, os.path.basename(so)[: -len(".so")]))
-        log(f"# variant {vname}: torch.ops.{variants[-1][1]} from {so}")
+    variants = build_ext.load_variants(a.variant)
+    for (vname, ns), spec in zip(variants, a.variant, strict=True):
+        log(f"# variant {vname}: torch.ops.{ns} from {spec.split('=', 1)[1]}")
     if "liger" not in skip:
         try:
             import liger_kernel  # noqa: F401

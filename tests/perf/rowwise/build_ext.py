@@ -60,6 +60,18 @@ def load():
     return "built"
 
 
+def load_variants(specs):
+    """Loads each NAME=path/to/NS.so (--variant of the perf scripts) beside the default
+    build; returns [(NAME, NS)], NS being the build's torch.ops namespace."""
+    import torch
+    variants = []
+    for spec in specs:
+        name, so = spec.split("=", 1)
+        torch.ops.load_library(so)
+        variants.append((name, os.path.basename(so)[: -len(".so")]))
+    return variants
+
+
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()

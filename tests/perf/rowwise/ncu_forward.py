@@ -60,11 +60,7 @@ if a.summarize:
     summarize(a.summarize)
     sys.exit(0)
 build_ext.load()
-impls = [("ours", "rowk_bench")]
-for v in a.variant:
-    name, so = v.split("=", 1)
-    torch.ops.load_library(so)
-    impls.append((name, os.path.basename(so)[:-3]))
+impls = [("ours", "rowk_bench"), *build_ext.load_variants(a.variant)]
 for dn in a.dtypes.split(","):
     dtype = torch.bfloat16 if dn == "bf16" else torch.float32
     for shape in a.shapes.split(","):

@@ -26,11 +26,7 @@ ap.add_argument("--dtypes", default="bf16,f32")
 ap.add_argument("--no-compile", action="store_true")
 a = ap.parse_args()
 build_ext.load()
-variants = []
-for v in a.variant:
-    name, so = v.split("=", 1)
-    torch.ops.load_library(so)
-    variants.append((name, os.path.basename(so)[:-3]))
+variants = build_ext.load_variants(a.variant)
 REPS = 50
 for dn in a.dtypes.split(","):
     dtype = torch.bfloat16 if dn == "bf16" else torch.float32
