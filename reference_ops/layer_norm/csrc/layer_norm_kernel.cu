@@ -137,6 +137,9 @@ cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out,
   problem.col[1] = columns.bias;
   problem.out[0] = out;
   problem.out_stride[0] = n;
+  static_assert(
+      std::is_same_v<Acc<T>, rowk::acc_t<T>>,
+      "the saved reductions' type (csrc/layer_norm_kernel.h) is the kernels' arithmetic type");
   problem.stat_out[0] = reductions ? reductions + 0 * rows : nullptr;  // mu
   problem.stat_out[1] = reductions ? reductions + 1 * rows : nullptr;  // var
   problem.rows = rows;

@@ -124,6 +124,9 @@ cudaError_t launch_forward(Rows<const T*> in, Columns<const T*> columns, T* out,
   problem.col[0] = columns.weight;
   problem.out[0] = out;
   problem.out_stride[0] = n;
+  static_assert(
+      std::is_same_v<Acc<T>, rowk::acc_t<T>>,
+      "the saved reductions' type (csrc/rms_norm_kernel.h) is the kernels' arithmetic type");
   problem.stat_out[0] = reductions ? reductions + 0 * rows : nullptr;  // ms
   problem.rows = rows;
   problem.N = n;
