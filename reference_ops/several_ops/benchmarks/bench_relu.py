@@ -41,35 +41,49 @@ DTYPES = {
 }
 
 
-def median_us(fn, device: str, calls: int = 1, min_seconds: float = 0.2,
-              min_reps: int = 10) -> float:
-    """Median time of one call of fn, in microseconds, after a warm-up.
+def sample_us(fn, device: str, calls: int) -> float:
+    """The time of one call of fn, in microseconds, over `calls` calls back to back.
 
-    Each sample times `calls` calls back to back and divides by `calls`. On CUDA with
-    events on the current stream, so only device time between the two events counts; on
-    the CPU with a wall clock.
+    On CUDA with events on the current stream, so only device time between the two events
+    counts; on the CPU with a wall clock.
     """
-    for _ in range(3):
+    if device == "cuda":
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return begin.elapsed_time(end) * 1e3 / calls
+    t0 = time.perf_counter()
+    for _ in range(calls):
         fn()
-    times = []
+    return (time.perf_counter() - t0) * 1e6 / calls
+
+
+def medians_us(candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2,
+               min_rounds: int = 10) -> dict[str, float]:
+    """The median sample_us of each candidate (name: function), after a warm-up.
+
+    The candidates take turns, one sample each a round, so that a drift of the machine
+    (other jobs on a shared host, its clocks) falls on all of them alike and the ratios
+    between them hold; timed one after the other, a 2-core virtual machine's drift alone
+    moved a ratio by 20%.
+    """
+    for fn in candidates.values():
+        for _ in range(3):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    budget = min_seconds * len(candidates)
     started = time.perf_counter()
-    while len(times) < min_reps or time.perf_counter() - started < min_seconds:
-        if device == "cuda":
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
-            for _ in range(calls):
-                fn()
-            end.record()
-            end.synchronize()
-            times.append(begin.elapsed_time(end) * 1e3 / calls)
-        else:
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            times.append((time.perf_counter() - t0) * 1e6 / calls)
-        if len(times) >= 1000:
+    rounds = 0
+    while rounds < min_rounds or time.perf_counter() - started < budget:
+        for name, fn in candidates.items():
+            times[name].append(sample_us(fn, device, calls))
+        rounds += 1
+        if rounds >= 1000:
             break
-    return statistics.median(times)
+    return {name: statistics.median(kept) for name, kept in times.items()}
 
 
 # --profile: after each group of candidates is timed (warm: compiled, cached), one more
@@ -79,8 +93,8 @@ PROFILES: list | None = None
 
 
 def time_all(candidates: dict, device: str, label: str, calls: int = 1) -> dict[str, float]:
-    """median_us of each candidate (name: function); with --profile, then a profiled pass."""
-    times = {name: median_us(fn, device, calls) for name, fn in candidates.items()}
+    """medians_us of the candidates (name: function); with --profile, then a profiled pass."""
+    times = medians_us(candidates, device, calls)
     if PROFILES is not None:
         PROFILES.append(profile_pass(candidates, device, label, calls))
     return times
