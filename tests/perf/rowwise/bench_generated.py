@@ -73,11 +73,14 @@ def main() -> None:
     parser.add_argument("--label", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--skip", default="", help="comma-separated: compile, liger")
+    parser.add_argument("--shapes", nargs="+", metavar="ROWSxN",
+                        default=[f"{rows}x{n}" for rows, n in SHAPES])
     args = parser.parse_args()
+    shapes = [tuple(int(size) for size in shape.split("x")) for shape in args.shapes]
     results: dict[str, float | str] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     impls = implementations(args.op, set(filter(None, args.skip.split(","))))
     for dname, dtype in DTYPES.items():
-        for rows, n in SHAPES:
+        for rows, n in shapes:
             tensors = inputs(args.op, rows, n, dtype)
             x = tensors[0]
             g = torch.randn_like(x)
