@@ -29,12 +29,6 @@ NVCC_FLAGS = ["-O3", "-lineinfo", "--threads", "0"]
 # For ops whose CPU and CUDA results must agree bit for bit (setup.py's EXACT): no fused
 # multiply-adds, which round once where the CPU rounds twice.
 EXACT_NVCC_FLAGS = ["--fmad=false"]
-# The other ops divide floats as torch.compile's kernels do: the GPU's full-range
-# approximate division (within 2 ulp) instead of IEEE's correctly rounded one, whose range
-# check and branch an element halved the speed of a row-wise softmax with a temperature,
-# exp((x - m) / t) / z (H200, bfloat16, 4096 x 10000: 149.6 -> 60.3 us). Doubles keep IEEE
-# division. Drop the flag for correctly rounded float division in your own kernels.
-FAST_NVCC_FLAGS = ["-prec-div=false"]
 # A debug build, for stepping through the code in cuda-gdb or gdb: set this variable to 1
 # for pip, setup.py, the JIT build and a one-file op alike. Device code gets -G (no
 # optimization, every variable kept, each source line a place to stop), host code -O0 -g.
@@ -299,10 +293,8 @@ def cxx_flags(openmp: bool = True) -> list[str]:
 
 
 def nvcc_flags(exact: bool) -> list[str]:
-    """The flags the CUDA files compile with (release or debug; `exact`: see EXACT_NVCC_FLAGS,
-    else FAST_NVCC_FLAGS)."""
-    build_flags = DEBUG_NVCC_FLAGS if debug_build() else NVCC_FLAGS
-    return build_flags + (EXACT_NVCC_FLAGS if exact else FAST_NVCC_FLAGS)
+    """The flags the CUDA files compile with (release or debug; `exact`: see EXACT_NVCC_FLAGS)."""
+    return (DEBUG_NVCC_FLAGS if debug_build() else NVCC_FLAGS) + (EXACT_NVCC_FLAGS if exact else [])
 
 
 def needed_libraries(library: Path) -> list[str]:
