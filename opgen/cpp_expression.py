@@ -11,11 +11,13 @@ does not), a call of something that is not a math function or with the wrong num
 arguments.
 
 What users write is what they mean, so the C++ written out differs from the text in
-four ways: numeric literals become acc_t values (`0.5` is a double in C++, and one double
+five ways: numeric literals become acc_t values (`0.5` is a double in C++, and one double
 makes a float kernel compute in double: twice as slow on a GPU); the float-suffixed C
 names become the generic ones (`expf` -> `exp`), which are overloaded for float and double;
-integers and truth values that meet floating values become acc_t (`x * acc_t(n)`); and a
-condition on floating values picks with `where(c, a, b)` instead of `c ? a : b`.
+integers and truth values that meet floating values become acc_t (`x * acc_t(n)`); a
+condition on floating values picks with `where(c, a, b)` instead of `c ? a : b`; and `a / b`
+becomes `divide(a, b)`, which the GPU computes for floats as torch.compile's kernels do (an
+approximation within 2 ulp: IEEE's division branches on every element).
 
 The last two let the same text compute 16 values at once: on a CPU with AVX2, acc_t is
 Lanes<float> (csrc/cpu_lanes.h), where a comparison of floating values gives a mask, not a
@@ -306,7 +308,11 @@ class _Parser:
         elif operator in _BITWISE or operator in _INTEGER_ONLY or operator in _LOGICAL:
             cpp = f"{left.cpp} {operator} {right.cpp}"
             kind = BOOL if operator in _LOGICAL or kinds == (BOOL, BOOL) else INT
-        elif operator == "/" or FLOAT in kinds or lanes:
+        elif operator == "/":
+            # divide() (the generated math headers): as torch.compile divides floats on a GPU.
+            cpp = f"divide({_unparenthesized(_acc(left))}, {_unparenthesized(_acc(right))})"
+            kind = FLOAT
+        elif FLOAT in kinds or lanes:
             # Integers and truth values meet floating values in acc_t; / of two integers would
             # truncate.
             cpp = f"{_acc(left)} {operator} {_acc(right)}"

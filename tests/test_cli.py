@@ -560,3 +560,17 @@ def test_a_broken_clang_format_is_one_line_and_writes_nothing(opgen, tmp_path, m
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "clang-format" in result.output and "does not run" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_formulas_divide_floats_as_torch_compile_does_unless_exact(opgen, tmp_path):
+    # `/` in a formula is divide(): on the GPU the hardware's approximate float division (IEEE's
+    # branches on every element); --exact ops, which match the CPU bit for bit, keep IEEE's.
+    formulas = ("--signature", "x: Tensor, y: Tensor", "--forward", "x / y",
+                "--gradients", "x: grad / y; y: -grad * x / (y * y)")
+    assert opgen("new", "fast_div", "--defaults", *formulas).exit_code == 0
+    assert opgen("new", "exact_div", "--defaults", "--exact", *formulas).exit_code == 0
+    fast = (tmp_path / "fast_div" / "csrc" / "fast_div_math.h").read_text()
+    exact = (tmp_path / "exact_div" / "csrc" / "exact_div_math.h").read_text()
+    for math in (fast, exact):
+        assert "return divide(x, y);" in math and "return divide(-grad * x, y * y);" in math
+    assert 'asm("div.full.f32' in fast and "div.full" not in exact

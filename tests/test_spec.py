@@ -66,6 +66,9 @@ def test_parses_a_signature_in_call_order():
         ("x: Tensor, acc_t: float", "would hide acc_t, the arithmetic type"),
         ("x: Tensor, torch: Tensor", "would hide torch, the module of the PyTorch references"),
         ("x: Tensor, exp: float", "would hide exp, a math function"),
+        # The functions the C++ of a formula calls for `/` and for conditions on floats.
+        ("x: Tensor, divide: float", "would hide divide, a function of the formulas"),
+        ("where: Tensor, y: Tensor", "would hide where, a function of the formulas"),
         ("x: Tensor, int: float", "C++ keyword"),
         ("X: Tensor", "lower snake case"),
         ("x: Tensor); import os; (", "contains"),
@@ -257,7 +260,11 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("clamp(x, -1, alpha)", "clamp(x, acc_t(-1), alpha)", "torch.clamp(x, -1, alpha)"),
         ("pow(x, 2) * pow(x, n)", "pow(x, 2) * pow(x, acc_t(n))", "torch.pow(x, 2) * torch.pow(x, n)"),
         # Integers meet floating values in acc_t; among themselves they stay integers.
-        ("n / 2 * x + (n + 1) * x", "acc_t(n) / acc_t(2) * x + acc_t(n + 1) * x", "n / 2 * x + (n + 1) * x"),
+        ("n / 2 * x + (n + 1) * x", "divide(acc_t(n), acc_t(2)) * x + acc_t(n + 1) * x",
+         "n / 2 * x + (n + 1) * x"),
+        # Floats divide with divide() (as torch.compile divides them on a GPU), nested as written.
+        ("exp((x - y) / alpha) / (1 + x)", "divide(exp(divide(x - y, alpha)), acc_t(1) + x)",
+         "torch.exp((x - y) / alpha) / (1 + x)"),
         ("x * (n % 3 == 0)", "x * acc_t(n % 3 == 0)", None),
         ("flip ? -x : x", "flip ? -x : x", "-x if flip else x"),
         ("flip && n > 1 ? x : 2", "flip && n > 1 ? x : acc_t(2)", "x if flip and n > 1 else 2"),

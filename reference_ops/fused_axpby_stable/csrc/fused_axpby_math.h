@@ -92,6 +92,22 @@ template <typename T>
 FUSED_AXPBY_HOST_DEVICE T clamp(T v, T low, T high) {
   return min(max(v, low), high);
 }
+// divide(a, b): a / b as the formulas divide (the formulas' `/`, written out so). On the GPU a
+// float is divided by the hardware's full-range approximation, within 2 ulp, as torch.compile's
+// kernels divide: IEEE's correctly rounded division checks its range and branches on every
+// element, which halved the speed of a row-wise softmax with a temperature. Doubles and the
+// CPU divide as C++ does. `a / b` stays IEEE's division wherever you write it.
+template <typename T>
+FUSED_AXPBY_HOST_DEVICE T divide(T a, T b) {
+  return a / b;
+}
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ float divide(float a, float b) {
+  float quotient;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(quotient) : "f"(a), "f"(b));
+  return quotient;
+}
+#endif
 
 // where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
 // the condition is on floating values, so that the same text also compiles for vectors of

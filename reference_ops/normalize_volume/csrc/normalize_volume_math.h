@@ -92,6 +92,13 @@ template <typename T>
 NORMALIZE_VOLUME_HOST_DEVICE T clamp(T v, T low, T high) {
   return min(max(v, low), high);
 }
+// divide(a, b): a / b as the formulas divide (the formulas' `/`, written out so). This op is
+// --exact: its GPU results match the CPU's bit for bit, so floats divide as IEEE's correctly
+// rounded division here too (other ops divide floats on the GPU as torch.compile does).
+template <typename T>
+NORMALIZE_VOLUME_HOST_DEVICE T divide(T a, T b) {
+  return a / b;
+}
 
 // where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
 // the condition is on floating values, so that the same text also compiles for vectors of
@@ -104,7 +111,7 @@ NORMALIZE_VOLUME_HOST_DEVICE T where(bool c, T a, T b) {
 // One output element: vol / max_val
 template <typename acc_t>
 NORMALIZE_VOLUME_HOST_DEVICE acc_t forward(acc_t vol, acc_t max_val) {
-  return vol / max_val;
+  return divide(vol, max_val);
 }
 
 // The arguments by name, for the kernels of csrc/normalize_volume.cpp and

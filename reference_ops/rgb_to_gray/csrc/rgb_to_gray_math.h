@@ -92,6 +92,13 @@ template <typename T>
 RGB_TO_GRAY_HOST_DEVICE T clamp(T v, T low, T high) {
   return min(max(v, low), high);
 }
+// divide(a, b): a / b as the formulas divide (the formulas' `/`, written out so). This op is
+// --exact: its GPU results match the CPU's bit for bit, so floats divide as IEEE's correctly
+// rounded division here too (other ops divide floats on the GPU as torch.compile does).
+template <typename T>
+RGB_TO_GRAY_HOST_DEVICE T divide(T a, T b) {
+  return a / b;
+}
 
 // where(c, a, b): a where c holds, else b, as torch.where. The formulas pick with it where
 // the condition is on floating values, so that the same text also compiles for vectors of
