@@ -27,11 +27,12 @@ MOST_ARGUMENTS = 64
 
 # Names the formulas themselves use, which an argument would hide: grad (the incoming
 # gradient in --gradients), acc_t (the arithmetic type of csrc/<op>_math.h), torch (the
-# module of the PyTorch references), the math functions, and the two functions the C++ of a
-# formula calls for what the user wrote (divide for `/`, where for a condition on floats). Every other name is free: the
-# generated C++ reaches the arguments only as members of structs (in.x, s.alpha) or as
-# parameters of functions that declare nothing else, and tests/test_generated_project.py
-# builds ops whose arguments take every name the generated code uses.
+# module of the PyTorch references), the math functions, and the two functions the C++ of
+# a formula calls for what the user wrote (divide for `/`, where for a condition on
+# floats). Every other name is free: the generated C++ reaches the arguments only as
+# members of structs (in.x, s.alpha) or as parameters of functions that declare nothing
+# else, and tests/test_generated_project.py builds ops whose arguments take every name the
+# generated code uses.
 FORMULA_NAMES = frozenset({"grad", "acc_t", "torch", "divide", "where"}) | MATH_FUNCTIONS
 
 # Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.
