@@ -57,6 +57,9 @@ COSTLY_FUNCTIONS = frozenset("""exp exp2 expm1 log log2 log10 log1p cbrt sin cos
 SUFFIXED = {f"{name}f": name for name in MATH_FUNCTIONS if name not in ("abs", "min", "max", "clamp")}
 # acc_t(...) converts to the accumulation type: acc_t(0.5) keeps float math in float.
 CAST = "acc_t"
+# The functions the C++ of a formula calls for what the user wrote, which the generated math
+# headers define: divide(a, b) for `a / b`, where(c, a, b) for a condition on floats.
+DIVIDE, WHERE = "divide", "where"
 
 # What each value is, for the operators' sake: a floating value (the arguments, math
 # results), a truth value (comparisons, bool scalars) or an integer (int scalars, literals).
@@ -254,7 +257,7 @@ class _Parser:
         if condition.lanes:
             # A mask picks lane by lane (both sides computed, as torch.where does).
             kind = FLOAT
-            cpp = f"where({_lane_truth(condition)}, {_acc(if_true)}, {_acc(if_false)})"
+            cpp = f"{WHERE}({_lane_truth(condition)}, {_acc(if_true)}, {_acc(if_false)})"
         else:
             kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) else if_true.kind
             if kind == FLOAT:
@@ -310,7 +313,7 @@ class _Parser:
             kind = BOOL if operator in _LOGICAL or kinds == (BOOL, BOOL) else INT
         elif operator == "/":
             # divide() (the generated math headers): as torch.compile divides floats on a GPU.
-            cpp = f"divide({_unparenthesized(_acc(left))}, {_unparenthesized(_acc(right))})"
+            cpp = f"{DIVIDE}({_unparenthesized(_acc(left))}, {_unparenthesized(_acc(right))})"
             kind = FLOAT
         elif FLOAT in kinds or lanes:
             # Integers and truth values meet floating values in acc_t; / of two integers would

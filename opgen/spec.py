@@ -33,7 +33,8 @@ MOST_ARGUMENTS = 64
 # members of structs (in.x, s.alpha) or as parameters of functions that declare nothing
 # else, and tests/test_generated_project.py builds ops whose arguments take every name the
 # generated code uses.
-FORMULA_NAMES = frozenset({"grad", "acc_t", "torch", "divide", "where"}) | MATH_FUNCTIONS
+FORMULA_HELPERS = frozenset({cpp_expression.DIVIDE, cpp_expression.WHERE})
+FORMULA_NAMES = frozenset({"grad", cpp_expression.CAST, "torch"}) | MATH_FUNCTIONS | FORMULA_HELPERS
 
 # Characters an expression may hold: arithmetic, comparison, logic, the ternary, calls.
 # No quotes, braces, brackets, semicolons, backslashes or '#': nothing that could end a
@@ -159,7 +160,7 @@ def _check_argument_name(name: str) -> None:
         used = ("the incoming gradient in --gradients" if name == "grad" else
                 "the arithmetic type of the formulas" if name == "acc_t" else
                 "the module of the PyTorch references" if name == "torch" else
-                "a function of the formulas" if name in ("divide", "where") else
+                "a function of the formulas" if name in FORMULA_HELPERS else
                 "a math function of the formulas")
         raise SpecError(f"signature: argument {name!r} would hide {name}, {used}; rename it")
 
