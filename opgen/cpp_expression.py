@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 # clamp) are not C's: the generated math headers define all three, and rsqrt for the host.
 MATH_FUNCTIONS: dict[str, int] = {
     **dict.fromkeys("""abs fabs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt cbrt sin cos tan asin acos
-        atan sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma floor ceil round trunc""".split(), 1),
+        atan sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma floor ceil round rint nearbyint
+        trunc""".split(), 1),
     **dict.fromkeys("pow hypot atan2 fmod fmax fmin copysign min max".split(), 2),
     "fma": 3,
     "clamp": 3,
@@ -81,11 +82,13 @@ _COMPARISON = {"==", "!=", "<", ">", "<=", ">="}
 _LOGICAL = {"&&", "||"}
 
 # C math functions and the torch function of the same meaning, for the PyTorch reference.
-# Not here, so that a formula using them needs a reference of the user's: round (C rounds
-# halves away from zero, torch.round to even), tgamma and cbrt (no torch function).
+# rint and nearbyint round halves to even, as torch.round does. Not here, so that a formula
+# using them needs a reference of the user's: round (C rounds halves away from zero),
+# tgamma and cbrt (no torch function).
 _TORCH_FUNCTIONS = {**{name: name for name in """abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt
     sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc lgamma floor ceil trunc
-    pow hypot atan2 fmod fmax fmin copysign""".split()}, "fabs": "abs"}
+    pow hypot atan2 fmod fmax fmin copysign""".split()}, "fabs": "abs", "rint": "round",
+    "nearbyint": "round"}
 # Where torch takes a Python number for an argument (by position); elsewhere a number is
 # made a float64 tensor first.
 _NUMBER_ARGUMENTS = {"pow": (0, 1), "fmod": (1,), "copysign": (1,)}
@@ -456,8 +459,10 @@ def _torch_call(name: str, arguments: list[Node]) -> tuple[str | None, str | Non
         a, b, c = (x.torch for x in arguments)
         return f"({a}) * ({b}) + ({c})", None
     if name not in _TORCH_FUNCTIONS:
-        return None, (f"calls {name}, which torch computes differently (torch.round rounds halves to even)"
-                      if name == "round" else f"calls {name}, which torch has no function for")
+        if name == "round":
+            return None, ("calls round, which torch computes differently (torch.round rounds halves to "
+                          "even, as rint does)")
+        return None, f"calls {name}, which torch has no function for"
     numbers_taken = _NUMBER_ARGUMENTS.get(name, ()) if any(a.tensor for a in arguments) else ()
     if name == "pow":  # torch.pow(number, number) is refused; a float64 base is not
         numbers_taken = (1,) if not arguments[0].tensor and not arguments[1].tensor else numbers_taken

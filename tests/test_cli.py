@@ -221,7 +221,8 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
         (["new", "my_op", "--gradients", "y: grad"], "not a tensor argument"),
         (["new", "my_op", "--forward", "round(x)", "--gradients", "x: 0"],
          "--forward 'round(x)' calls round, which torch computes differently (torch.round rounds halves "
-         "to even), so it has no PyTorch twin for the tests to check it against; pass --reference"),
+         "to even, as rint does), so it has no PyTorch twin for the tests to check it against; pass "
+         "--reference"),
         (["new", "my_op", "--no-backward", "--gradients", "x: grad"], "contradict"),
         (["new", "my_op", "--signature", "x: Tensor, alpha: float = True"], "is True, not a number"),
         (["new", "my_op", "--signature", "x: Tensor, alpha: float = 1e400"],

@@ -247,6 +247,11 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
                      "--gradients", "x: grad * (x > 0 && !flip ? y * n : alpha * (1 - tanh(x) * tanh(x)) * "
                      "exp(-y)); y: grad * (x > 0 && !flip ? x * n : -alpha * tanh(x) * exp(-y))")
     assert "return where(x > acc_t(0) && !flip," in (project / "csrc" / "mixed_math.h").read_text()
+    # rint rounds halves to even, as torch.round (its reference here); C's round, away from
+    # zero. x * 4 is exact in every dtype, and ties (x = 0.125, 0.375, ...) are frequent among
+    # half-precision inputs: a loop that rounded them otherwise fails.
+    add(project, "rounded", "--signature", "x: Tensor", "--forward", "rint(x * 4) / 4", "--no-backward")
+    assert "return torch.round(x * 4) / 4" in (project / "mixed" / "rounded_reference.py").read_text()
     pip_install(python, project, USE_CUDA="0")  # the CPU loops are what this is about
     [library] = (project / "mixed").glob("_C*.so")
     # The AVX2 loops call SLEEF's 8-float tanh and the AVX512 ones its 16-float tanh (as eager's

@@ -277,6 +277,9 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("x > y", "acc_t(x > y)", "x > y"),
         ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.tensor(alpha, dtype=torch.float64)) * x"),
         ("round(x)", "round(x)", None),
+        # rint and nearbyint round halves to even, as torch.round does (C's round: away from 0).
+        ("rint(x * alpha) + nearbyintf(y)", "rint(x * alpha) + nearbyint(y)",
+         "torch.round(x * alpha) + torch.round(y)"),
     ],
 )
 def test_formulas_are_written_in_cpp_with_literals_in_acc_t_and_in_pytorch(formula, cpp, torch):

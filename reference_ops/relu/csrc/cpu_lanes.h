@@ -215,6 +215,9 @@ CPU_LANES_UNARY(lgamma, lgamma)
 CPU_LANES_UNARY(floor, floor)
 CPU_LANES_UNARY(ceil, ceil)
 CPU_LANES_UNARY(trunc, trunc)
+// at::vec's round rounds halves to even, as rint and nearbyint do (C's round does not: below).
+CPU_LANES_UNARY(rint, round)
+CPU_LANES_UNARY(nearbyint, round)
 #undef CPU_LANES_UNARY
 
 #define CPU_LANES_BINARY(name, method)                  \
