@@ -248,10 +248,13 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
                      "exp(-y)); y: grad * (x > 0 && !flip ? x * n : -alpha * tanh(x) * exp(-y))")
     assert "return where(x > acc_t(0) && !flip," in (project / "csrc" / "mixed_math.h").read_text()
     # rint rounds halves to even, as torch.round (its reference here); C's round, away from
-    # zero. x * 4 is exact in every dtype, and ties (x = 0.125, 0.375, ...) are frequent among
-    # half-precision inputs: a loop that rounded them otherwise fails.
+    # zero: checked below on ties. And a value within float32's error of a rounding step
+    # (x * 1000.3 in float32 and float64 differ by ~3e-5: about one element in 10^4 rounds
+    # to the other side) is right either way: the generated tests accept both sides there.
     add(project, "rounded", "--signature", "x: Tensor", "--forward", "rint(x * 4) / 4", "--no-backward")
     assert "return torch.round(x * 4) / 4" in (project / "mixed" / "rounded_reference.py").read_text()
+    add(project, "near_ties", "--signature", "x: Tensor", "--forward", "rint(x * 1000.3) / 1000.3",
+        "--no-backward")
     pip_install(python, project, USE_CUDA="0")  # the CPU loops are what this is about
     [library] = (project / "mixed").glob("_C*.so")
     # The AVX2 loops call SLEEF's 8-float tanh and the AVX512 ones its 16-float tanh (as eager's
@@ -264,6 +267,13 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
     assert "libgomp" in needed, needed
     result = run_project_tests(python, project)  # on this CPU (AVX2): the AVX2 loops
     assert result.returncode == 0, result.stdout[-3000:]
+    # Ties round to even, in the vector loops (64 values) and the scalar ones.
+    ties = ("import torch, mixed; x = torch.tensor([0.125, 0.375, -0.125, -0.625] * 16); "
+            "assert torch.equal(mixed.rounded(x), torch.tensor([0.0, 0.5, -0.0, -0.5] * 16))")
+    for capability in ("avx2", "default"):
+        rounded = subprocess.run([str(python), "-c", ties], cwd=project, capture_output=True, text=True,
+                                 env={**os.environ, "ATEN_CPU_CAPABILITY": capability})
+        assert rounded.returncode == 0, rounded.stderr[-2000:]
     # The scalar loops, as on a CPU without AVX2. (torch.compile's own C++ for the reference
     # does not compile under ATEN_CPU_CAPABILITY=default: inductor's, not the op's.)
     scalar = subprocess.run(

@@ -193,6 +193,13 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--forward", "exp(x - m) / z", "--reference", "torch.softmax(x, -1)",
          "--grad-reductions", "gy = sum(grad * y)", "--gradients", "x: y * (grad - gy) * acc_t(1.001)"],
         ["add", "wrong_saved", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "rmsnorm"],
+        # Right: per-row absmax quantization. A value within float32's error of a rounding
+        # step rounds to either side (one element in about 10^6 here), and the tests accept both.
+        ["add", "absmax_quant", "-p", str(project), "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
+         "--forward", "rint(x * 127 / max(a, 1e-12))",
+         "--reference", "torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12))",
+         "--no-backward"],
     ):
         try:
             main(command)
@@ -221,6 +228,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(from_output.stdout)
     assert "test_matches_float64_reference" not in failed_tests(from_output.stdout)
+    quant = run_project_tests(python, project, "-k", "not compile", "tests/test_absmax_quant.py")
+    assert quant.returncode == 0, quant.stdout[-3000:]
     saved = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_saved.py")
     assert saved.returncode == 1
     assert {"test_gradients_match_float64_reference", "test_gradients_of_few_long_rows",

@@ -18,7 +18,7 @@ from vector_add import WITH_CUDA
 from vector_add import vector_add as op
 from vector_add.vector_add_reference import reference
 
-from .conftest import DEVICES, MIXED_DEVICES, TOLERANCES, needs_cuda
+from .conftest import DEVICES, MIXED_DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
@@ -67,6 +67,18 @@ def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Ten
     return reference(**{k: v.detach().double() for k, v in inputs.items()}, **scalars).double()
 
 
+def assert_close_to_float64_reference(
+    out: Tensor, inputs: dict[str, Tensor], scalars: dict = SCALARS
+) -> None:
+    """out as close to float64_reference as TOLERANCES says (either side of a rounding step:
+    conftest.assert_close_to_reference). The kernels compute in float64 where an input or
+    the output is float64, else in float32."""
+    dtypes = [t.dtype for t in inputs.values()] + [out.dtype]
+    computed_in = torch.float64 if torch.float64 in dtypes else torch.float32
+    assert_close_to_reference(out.double(), lambda: float64_reference(inputs, scalars),
+                              computed_in, **TOLERANCES[out.dtype])
+
+
 def positional(inputs: dict[str, Tensor]) -> tuple:
     """The arguments in the schema's order, for calling torch.ops directly."""
     values = {**inputs, **SCALARS}
@@ -80,8 +92,7 @@ def assert_matches_reference(
     assert input_shape(out.shape) == first.shape
     assert out.device == first.device
     assert out.dtype == (OUT_DTYPE or first.dtype)
-    expected = float64_reference(inputs, scalars)
-    torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
+    assert_close_to_float64_reference(out, inputs, scalars)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -354,9 +365,8 @@ def test_broadcast_inputs_match_float64_reference(device, dtype, offset, shapes)
     for position in range(len(TENSOR_ARGS)):
         inputs = broadcast_inputs(shapes, position, dtype, device, offset)
         out = op(**inputs, **SCALARS)
-        expected = float64_reference(inputs)
-        assert out.shape == expected.shape and out.dtype == (OUT_DTYPE or dtype)
-        torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
+        assert out.shape == float64_reference(inputs).shape and out.dtype == (OUT_DTYPE or dtype)
+        assert_close_to_float64_reference(out, inputs)
         check_broadcast_gradients(inputs, out)
 
 
@@ -372,7 +382,7 @@ def test_broadcast_inputs_with_gaps_are_read_through_their_strides(device, dtype
             wide = random_tensor((*shape[:-1], 80), dtype, device)
             inputs[name] = wide[..., ::2].requires_grad_(name in GRAD_ARGS)
         out = op(**inputs, **SCALARS)
-        torch.testing.assert_close(out.double(), float64_reference(inputs), **TOLERANCES[out.dtype])
+        assert_close_to_float64_reference(out, inputs)
         check_broadcast_gradients(inputs, out)
 
 
@@ -413,8 +423,7 @@ def test_broadcast_inputs_are_read_in_place_and_the_output_keeps_the_layout(devi
         copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
         assert not copies, copies
         assert out.is_contiguous(memory_format=torch.channels_last)
-        torch.testing.assert_close(out.double(), float64_reference(inputs),
-                                   **TOLERANCES[out.dtype])
+        assert_close_to_float64_reference(out, inputs)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -522,9 +531,7 @@ def test_more_than_2_to_the_31_elements(offset):
         # the end: copying the whole output to the CPU would take minutes.
         for start in (0, (1 << 31) // ITEM - 512, (1 << 31) - 512, n - 1024):
             window = {name: t[start : start + 1024] for name, t in inputs.items()}
-            expected = float64_reference(window)
-            actual = out[start : start + 1024].double()
-            torch.testing.assert_close(actual, expected, **TOLERANCES[out.dtype])
+            assert_close_to_float64_reference(out[start : start + 1024], window)
     finally:
         # Frees the memory even where a failure's traceback keeps this frame alive.
         inputs = out = flat = window = None
