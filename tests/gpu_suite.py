@@ -4,7 +4,8 @@
     python tests/gpu_suite.py --ops relu times_two --out /tmp/results
 
 All seven ops take about 12 minutes on an H200, most of it torch.compile in the
-benchmarks; where one call may run 10 minutes, run two groups, the second with --merge:
+benchmarks (--no-bench: build, test and memcheck only); where one call may run 10 minutes,
+run two groups, the second with --merge:
 
     python tests/gpu_suite.py --ops fused_axpby matmul normalize_volume
     python tests/gpu_suite.py --ops relu rgb_to_gray times_two vector_add --merge
@@ -280,6 +281,9 @@ def main() -> None:
                         help=f"the rowwise ops' benchmark dtypes (default {' '.join(ROWWISE_DTYPES)})")
     parser.add_argument("--large-log2", type=int, default=LARGE_LOG2,
                         help=f"the large benchmark size, log2 elements (default {LARGE_LOG2})")
+    parser.add_argument("--no-bench", action="store_true",
+                        help="build, test and memcheck only: every op fits one call then (the "
+                             "benchmarks, torch.compile's above all, take most of the time)")
     args = parser.parse_args()
 
     env = environment()
@@ -289,7 +293,7 @@ def main() -> None:
             results = list(pool.map(lambda op: build_and_test(op, Path(tmp)), args.ops))
         for result in results:
             # A project of several ops holds the kernels of the one-op projects: tested, not timed.
-            if result.get("tests_ok") and result["ops"] == [result["op"]]:
+            if result.get("tests_ok") and result["ops"] == [result["op"]] and not args.no_bench:
                 benchmark(result, Path(tmp), args.large_log2, args.rowwise_shapes, args.rowwise_dtypes)
     args.out.mkdir(parents=True, exist_ok=True)
     for result in results:
