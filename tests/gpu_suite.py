@@ -3,9 +3,9 @@
     python tests/gpu_suite.py                  # on a machine with a CUDA GPU and nvcc
     python tests/gpu_suite.py --ops relu times_two --out /tmp/results
 
-All seven ops take about 12 minutes on an H200, most of it torch.compile in the
-benchmarks (--no-bench: build, test and memcheck only); where one call may run 10 minutes,
-run two groups, the second with --merge:
+Seven ops took about 12 minutes on an H200, most of it torch.compile in the benchmarks
+(--no-bench, build, test and memcheck only: all fifteen in 4 minutes on an H100); where one
+call may run 10 minutes, run groups, each after the first with --merge:
 
     python tests/gpu_suite.py --ops fused_axpby matmul normalize_volume
     python tests/gpu_suite.py --ops relu rgb_to_gray times_two vector_add --merge
