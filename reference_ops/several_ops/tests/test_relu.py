@@ -368,10 +368,10 @@ def test_the_saved_mask_with_unaligned_inputs_and_gradients(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_saved_mask_ops(device):
     inputs = make_inputs((5, 7), DTYPES[0], device)
-    torch.library.opcheck(FORWARD_SAVING_MASK.default, positional(inputs))
+    torch.library.opcheck(FORWARD_SAVING_MASK, positional(inputs))
     _, mask = FORWARD_SAVING_MASK(*positional(inputs))
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
-    torch.library.opcheck(BACKWARD_FROM_MASK.default, (grad, mask, *SCALARS.values()))
+    torch.library.opcheck(BACKWARD_FROM_MASK, (grad, mask, *SCALARS.values()))
 
 
 @pytest.mark.parametrize("device", DEVICES)
