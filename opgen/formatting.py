@@ -1,18 +1,22 @@
-"""Generated C++ and CUDA, formatted by clang-format with the .clang-format a project ships.
+"""Generated code, formatted as the project's own formatters would format it.
 
-A user's first `clang-format -i csrc/*` must change nothing: otherwise every later
-template update would conflict with the reformatted lines. Templates cannot lay out
-argument lists of any length as clang-format would, so copier's output is formatted as it
-renders. FormattingWorker is copier's Worker with that one change; opgen renders and
-updates through it, so that the old and the new version of a project compared during an
-update are formatted alike. (A plain `copier update` compares unformatted renders.)
+A user's first `clang-format -i csrc/*` or `ruff format` must change nothing: otherwise
+every later template update would conflict with the reformatted lines. Templates cannot
+lay out argument lists or expressions of any length as the formatters would, so copier's
+output is formatted as it renders: the C++ and CUDA by clang-format with the .clang-format
+a project ships, the Python (and the Python code blocks of its README) by ruff with the
+settings of the pyproject.toml it ships.
+FormattingWorker is copier's Worker with that one change; opgen renders and updates through
+it, so that the old and the new version of a project compared during an update are
+formatted alike. (A plain `copier update` compares unformatted renders.)
 """
 
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import copier
 
@@ -22,6 +26,19 @@ STYLE_FILE = "templates/project/.clang-format"
 # What template versions that format have: opgen 0.1.0's template (one op per project)
 # rendered its C++ as it was, and an update from it must compare with that render.
 FORMATTING_TEMPLATES_HAVE = "templates/kinds"
+# The pyproject.toml a project ships: its [tool.ruff] settings format the project's Python.
+PYPROJECT_TEMPLATE = "templates/project/pyproject.toml.jinja"
+# What template versions that format their Python have: the Python of earlier ones was
+# rendered as it was, and an update from one must compare with that render, or every line
+# ruff would change conflicts. The macros that wrap prose at the project's line length came
+# with the formatting (ruff formats code, never prose), so a template has them exactly where
+# its Python is formatted.
+PYTHON_FORMATTING_TEMPLATES_HAVE = "templates/kinds/common/prose.jinja"
+# The files ruff formats (`ruff format .` in a project): Python modules, and in Markdown the
+# Python code blocks (from ruff 0.16 on).
+RUFF_FORMATS = (".py", ".md")
+# The ruff of opgen's dependencies (pyproject.toml) formats, and its errors say to reinstall it.
+RUFF_REQUIREMENT = "ruff>=0.17,<0.18"
 
 
 def clang_format(text: str, style_file: Path) -> str:
@@ -42,33 +59,88 @@ def clang_format(text: str, style_file: Path) -> str:
     return result.stdout
 
 
-class _FormattedTemplate:
-    """A Jinja template whose rendered text comes out formatted."""
+def ruff_format(text: str, pyproject: str, filename: str) -> str:
+    """`text`, the file `filename` of a project whose pyproject.toml is `pyproject`, as ruff
+    leaves it: a module's imports sorted (`ruff check --select I --fix`), then `ruff format`
+    (which formats a module, and the Python code blocks of a Markdown file)."""
+    with tempfile.TemporaryDirectory(prefix="opgen-ruff-") as tmp:
+        config = Path(tmp) / "pyproject.toml"
+        config.write_text(pyproject)
+        # --stdin-filename: the file's path in the project, for its type and per-file settings.
+        common = ["--config", str(config), "--stdin-filename", filename, "-"]
+        if filename.endswith(".py"):
+            text = _run_ruff(["check", "--select", "I", "--fix-only", "--quiet", *common], text)
+        return _run_ruff(["format", *common], text)
 
-    def __init__(self, template, style_file: Path):
-        self._template, self._style_file = template, style_file
+
+def _run_ruff(arguments: list[str], text: str) -> str:
+    import ruff  # the ruff wheel: the same binary everywhere
+
+    try:
+        executable = ruff.find_ruff_bin()
+        result = subprocess.run([executable, *arguments], input=text, capture_output=True,
+                                text=True, check=False)
+    except OSError as error:  # ValueError: opgen's renderers report it in one line
+        raise ValueError(f"ruff does not run: {error.strerror or error}; reinstall opgen's "
+                         f"dependencies: pip install --force-reinstall '{RUFF_REQUIREMENT}'") from None
+    if result.returncode != 0:
+        # A parse error names the module and the line: a template rendered invalid Python.
+        message = " ".join(result.stderr.split())
+        raise ValueError(f"ruff failed on generated code: {message}")
+    return result.stdout
+
+
+class _FormattedTemplate:
+    """A Jinja template whose rendered text comes out formatted by `formatter(text, context)`."""
+
+    def __init__(self, template, formatter):
+        self._template, self._formatter = template, formatter
 
     def render(self, *args, **kwargs) -> str:
-        return clang_format(self._template.render(*args, **kwargs), self._style_file)
+        context = dict(*args, **kwargs)
+        return self._formatter(self._template.render(context), context)
 
 
 class FormattingWorker(copier.Worker):
-    """copier's Worker, formatting each C++/CUDA file it renders."""
+    """copier's Worker, formatting each C++/CUDA, Python and Markdown file it renders."""
+
+    def _render_file(self, src_relpath: Path, dst_relpath: Path, extra_context=None) -> None:
+        # Which formatter a file takes shows in the name it renders to, which only copier
+        # knows here (`{{ op.name ~ "_reference.py" if ... }}` names no file for some ops).
+        self._rendering = (src_relpath.as_posix(), PurePath(dst_relpath))
+        try:
+            return super()._render_file(src_relpath, dst_relpath, extra_context)
+        finally:
+            self._rendering = None
 
     @cached_property
     def jinja_env(self):
         environment = copier.Worker.jinja_env.func(self)
         root = Path(self.template.local_abspath)
-        if not (root / FORMATTING_TEMPLATES_HAVE).is_dir():
-            return environment
+        formats_cpp = (root / FORMATTING_TEMPLATES_HAVE).is_dir()
+        formats_python = (root / PYTHON_FORMATTING_TEMPLATES_HAVE).is_file()
         style_file = root / STYLE_FILE
         get_template = environment.get_template
+
+        def format_cpp(text: str, context: dict) -> str:
+            return clang_format(text, style_file)
+
+        def format_with_ruff(text: str, context: dict) -> str:
+            # The settings of the pyproject.toml this same render writes into the project:
+            # its line length, target version and first-party package.
+            pyproject = get_template(PYPROJECT_TEMPLATE).render(context)
+            return ruff_format(text, pyproject, self._rendering[1].as_posix())
 
         def get_formatted_template(name, *args, **kwargs):
             template = get_template(name, *args, **kwargs)
             # Only whole files: the partials they include are formatted as part of them.
-            if isinstance(name, str) and name.startswith(CPP_TEMPLATES):
-                return _FormattedTemplate(template, style_file)
+            rendering = getattr(self, "_rendering", None)
+            if not rendering or name != rendering[0]:
+                return template
+            if formats_cpp and name.startswith(CPP_TEMPLATES):
+                return _FormattedTemplate(template, format_cpp)
+            if formats_python and rendering[1].suffix in RUFF_FORMATS:
+                return _FormattedTemplate(template, format_with_ruff)
             return template
 
         environment.get_template = get_formatted_template

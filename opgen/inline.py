@@ -5,16 +5,18 @@ NAME.py: the toolchain code, each C++/CUDA file as a string constant (its descri
 comment and `#pragma once` dropped, its includes of the project's own headers replaced by
 joining the constants in `build()`), the Python API and the reference, with the imports
 of all of them once at the top. Nothing in it speaks of a file that the user does not have.
+The file is formatted as the project's Python is (formatting.ruff_format, with the project's
+pyproject.toml), so that ruff changes nothing in it either.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
+from .formatting import ruff_format
 from .spec import SpecError
 
 # A project's files by op name, and the constant each becomes in the inline file. Not
@@ -64,18 +66,9 @@ def python_parts(text: str) -> tuple[list[str], str]:
     return imports, re.sub(r"\n{3,}", "\n\n\n", body.strip("\n")) + "\n"
 
 
-def sorted_imports(imports: list[str]) -> str:
-    """The imports once each, grouped and ordered as isort (ruff's I rules) orders them."""
-    def group(line: str) -> int:
-        module = line.split()[1].split(".")[0]
-        return 0 if module in sys.stdlib_module_names else 1
-
-    def key(line: str) -> tuple:
-        return (group(line), line.startswith("from "), line.split()[1])
-
-    unique = sorted(set(imports), key=key)
-    blocks = [[line for line in unique if group(line) == g] for g in (0, 1)]
-    return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
+def unique_imports(imports: list[str]) -> str:
+    """The imports once each; ruff orders and groups them when the file is formatted."""
+    return "\n".join(sorted(set(imports))) + "\n"
 
 
 def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
@@ -98,8 +91,9 @@ def assemble(project: Path, record: dict[str, Any], template_root: Path) -> str:
         sources = {key: text.replace(path.format(op=name), constant) for key, text in sources.items()}
     text = _render(template_root, package=package, op=op, exact=record["exact"], sources=sources,
                    toolchain=toolchain, api=api, reference=reference,
-                   imports=sorted_imports(["import os", "import torch", "from torch import Tensor",
+                   imports=unique_imports(["import os", "import torch", "from torch import Tensor",
                                            *toolchain_imports, *api_imports, *reference_imports]))
+    text = ruff_format(text, (project / "pyproject.toml").read_text(), f"{package}.py")
     # The op's function is one of the file's top-level names: no other may have its name.
     clash = [name for name in top_level_names(text) if name == op["name"]]
     if len(clash) > 1:

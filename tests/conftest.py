@@ -60,6 +60,20 @@ def render(where: Path, name: str, *options: str) -> Path:
     return where / name
 
 
+def assert_ruff_passes(project: Path) -> None:
+    """`ruff check .` and `ruff format --check .` in the project pass, with its own settings
+    (its pyproject.toml): the checks find nothing and the formatter would change nothing."""
+    for command in (["check", "."], ["format", "--check", "."]):
+        result = subprocess.run([sys.executable, "-m", "ruff", *command], cwd=project,
+                                capture_output=True, text=True)
+        assert result.returncode == 0, f"ruff {' '.join(command)}:\n{result.stdout}{result.stderr}"
+
+
+def long_name(stem: str, length: int) -> str:
+    """`stem` made `length` characters long (`stem_xxx...`), as long a name as opgen takes."""
+    return (stem + "_" + "x" * length)[:length]
+
+
 HAS_NVCC = any(
     (Path(p) / "nvcc").exists() for p in os.environ.get("PATH", "").split(os.pathsep)
 ) or Path("/usr/local/cuda/bin/nvcc").exists()

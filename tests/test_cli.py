@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,8 +15,9 @@ import yaml
 
 import opgen
 from opgen import __version__, template_source
+from opgen.naming import MAX_LENGTH
 
-from .conftest import tree
+from .conftest import assert_ruff_passes, long_name, tree
 
 DEFAULT_PROJECT_FILES = {
     ".clang-format",
@@ -144,7 +146,7 @@ def test_no_backward_drops_autograd(opgen, tmp_path):
     assert op["backward"] is False and op["gradients"] == []
 
 
-def test_generated_python_passes_ruff(opgen, tmp_path):
+def short_named_projects(opgen) -> list[str]:
     opgen("new", "my_op")
     opgen("new", "axpby", "--signature", "a: float, x: Tensor, b: Tensor", "--forward", "a * x + b",
           "--gradients", "x: a * grad; b: grad", "--dtypes", "float16")
@@ -167,10 +169,63 @@ def test_generated_python_passes_ruff(opgen, tmp_path):
                  ["ln", "--kind", "rowwise", "--preset", "layernorm"],
                  ["soft", "--kind", "rowwise", "--preset", "softmax"]):
         assert opgen("add", *args, "--defaults", "-p", "stab").exit_code == 0
-    for project in ("my_op", "axpby", "lib", "stab"):
-        result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=tmp_path / project,
-                                capture_output=True, text=True)
-        assert result.returncode == 0, result.stdout + result.stderr
+    return ["my_op", "axpby", "lib", "stab"]
+
+
+# Ops of every kind and the answers that change what their Python says: every rowwise preset
+# but log_softmax (softmax's), a custom op, gradients that are grad itself (no backward op)
+# and gradients read from a mask saved by the forward.
+LONG_NAMED_OPS = {
+    "pixel": ["--kind", "pixel"],
+    "matmul": ["--kind", "matmul"],
+    "layer_norm": ["--kind", "rowwise", "--preset", "layernorm"],
+    "softmax": ["--kind", "rowwise", "--preset", "softmax"],
+    "rms_norm": ["--kind", "rowwise", "--preset", "rmsnorm"],
+    "gather": ["--kind", "custom", "--signature", "x: Tensor, index: Tensor[int64]",
+               "--returns", "out: (index.size(0), x.size(1))", "--gradients", "x"],
+    "add": ["--signature", "x: Tensor, y: Tensor", "--forward", "x + y",
+            "--gradients", "x: grad; y: grad"],
+    "relu": ["--signature", "x: Tensor", "--forward", "x > 0 ? x : 0",
+             "--reference", "torch.clamp(x, min=0)", "--gradients", "x: x > 0 ? grad : 0"],
+}
+
+
+def long_named_projects(length: int, abi: str):
+    def make(opgen) -> list[str]:
+        package = long_name("fused_ops", length)
+        assert opgen("new", package, "--defaults", "--abi", abi,
+                     "--op", long_name("scale", length)).exit_code == 0
+        for stem, args in LONG_NAMED_OPS.items():
+            added = opgen("add", long_name(stem, length), *args, "--defaults", "-p", package)
+            assert added.exit_code == 0, added.output
+        return [package]
+
+    return make
+
+
+@pytest.mark.parametrize("make_projects", [
+    short_named_projects,
+    # Package and op names of 40 characters, and as long as opgen takes (opgen/naming.py), on
+    # both ABIs: the lines that name them still fit the project's line length, which the
+    # templates' prose is wrapped to and ruff formats the code to.
+    long_named_projects(40, "torch"), long_named_projects(40, "stable"),
+    long_named_projects(MAX_LENGTH, "torch"), long_named_projects(MAX_LENGTH, "stable"),
+], ids=["short", "40-torch", "40-stable", "64-torch", "64-stable"])
+def test_generated_python_passes_ruff(opgen, tmp_path, make_projects):
+    # A user's `ruff check .` finds nothing and `ruff format .` changes nothing, with the
+    # project's own settings (pyproject.toml).
+    for project in make_projects(opgen):
+        assert_ruff_passes(tmp_path / project)
+
+
+def test_the_prose_is_wrapped_to_the_line_length_ruff_formats_to():
+    # templates/kinds/common/prose.jinja wraps docstrings and comments to LINE_LENGTH; ruff
+    # formats the code to the line-length of the project's pyproject.toml.
+    prose = (WORKTREE / "templates" / "kinds" / "common" / "prose.jinja").read_text()
+    pyproject = (WORKTREE / "templates" / "project" / "pyproject.toml.jinja").read_text()
+    [wrapped] = re.findall(r"set LINE_LENGTH = (\d+)", prose)
+    [formatted] = re.findall(r"^line-length = (\d+)$", pyproject, flags=re.M)
+    assert wrapped == formatted
 
 
 @pytest.mark.parametrize(
@@ -560,6 +615,16 @@ def test_a_broken_clang_format_is_one_line_and_writes_nothing(opgen, tmp_path, m
     result = opgen("new", "my_op", "--defaults")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "clang-format" in result.output and "does not run" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_broken_ruff_is_one_line_and_writes_nothing(opgen, tmp_path, monkeypatch):
+    import ruff
+
+    monkeypatch.setattr(ruff, "find_ruff_bin", lambda: str(tmp_path / "no-ruff"))
+    result = opgen("new", "my_op", "--defaults")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "ruff does not run" in result.output and "pip install" in result.output
     assert list(tmp_path.iterdir()) == []
 
 

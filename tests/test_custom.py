@@ -17,8 +17,18 @@ from click.testing import CliRunner
 
 from opgen.answers import collect_op, options_of
 from opgen.cli import main
+from opgen.naming import MAX_LENGTH
 
-from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests, tree
+from .conftest import (
+    HAS_NVCC,
+    assert_ruff_passes,
+    failed_tests,
+    long_name,
+    pip_install,
+    render,
+    run_project_tests,
+    tree,
+)
 from .test_update import (
     commit_as_generated,
     git,
@@ -130,14 +140,18 @@ def test_user_files_are_listed_for_copier_to_skip(tmp_path):
     assert not (project / "lib" / "gather_reference.py").exists()
 
 
-def test_generated_python_passes_ruff(tmp_path):
-    project = render(tmp_path, "lib", "--op", "gather", *GATHER)
+@pytest.mark.parametrize(("length", "abi"), [(None, "torch"), (MAX_LENGTH, "torch"),
+                                             (MAX_LENGTH, "stable")])
+def test_generated_python_passes_ruff(tmp_path, length, abi):
+    # Names as long as opgen takes too: ruff check finds nothing, ruff format changes nothing.
+    def name(stem: str) -> str:
+        return long_name(stem, length) if length else stem
+
+    project = render(tmp_path, name("lib"), "--abi", abi, "--op", name("gather"), *GATHER)
     with pytest.raises(SystemExit) as exit_:
-        main(["add", "mixed", "-p", str(project), "--defaults", *MIXED])
+        main(["add", name("mixed"), "-p", str(project), "--defaults", *MIXED])
     assert exit_.value.code in (0, None)
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=project,
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert_ruff_passes(project)
 
 
 @pytest.fixture(scope="module")

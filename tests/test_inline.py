@@ -10,7 +10,21 @@ import sys
 
 import pytest
 
-from .conftest import render
+from opgen.naming import MAX_LENGTH
+
+from .conftest import long_name, render
+
+# The settings of a project's pyproject.toml, which ruff formats the inline file with.
+PROJECT_RUFF_SETTINGS = ["--isolated", "--line-length", "100", "--target-version", "py39"]
+
+
+def assert_ruff_passes_on(file) -> None:
+    """ruff's checks of a generated project find nothing in the file, and its formatter would
+    change nothing."""
+    for command in (["check", "--select", "E,F,W,I,B,UP"], ["format", "--check"]):
+        result = subprocess.run([sys.executable, "-m", "ruff", *command, *PROJECT_RUFF_SETTINGS,
+                                 file.name], cwd=file.parent, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_an_inline_op_is_one_file_that_builds_and_passes_its_self_test(tmp_path):
@@ -18,11 +32,7 @@ def test_an_inline_op_is_one_file_that_builds_and_passes_its_self_test(tmp_path)
                      "--forward", "a * x + b", "--gradients", "x: a * grad; b: grad")
     assert [p.name for p in project.rglob("*") if p.is_file()] == ["fused_axpby.py"]
     # Lines of 100 columns at most: the C++ strings too, clang-formatted in the project.
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select",
-                           "E,F,W,I,B,UP", "--line-length", "100",
-                           "fused_axpby.py"],
-                          cwd=project, capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout
+    assert_ruff_passes_on(project / "fused_axpby.py")
 
     # A wrong formula must fail the self-test: the inline file checks itself.
     source = (project / "fused_axpby.py").read_text()
@@ -60,7 +70,10 @@ def test_the_inline_file_speaks_of_itself_only(tmp_path, args):
     docstrings = [node for node in ast.walk(tree) if isinstance(node, ast.Expr)
                   and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
     assert docstrings[0] is tree.body[0] and not any(d in tree.body[1:] for d in docstrings)
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select",
-                           "E,F,W,I,B,UP", "--line-length", "100", "nb_op.py"],
-                          cwd=project, capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout
+    assert_ruff_passes_on(project / "nb_op.py")
+
+
+@pytest.mark.parametrize("args", [[], ["--kind", "pixel"], ["--kind", "matmul"]])
+def test_an_inline_file_of_a_long_name_passes_ruff(tmp_path, args):
+    name = long_name("fused_op", MAX_LENGTH)
+    assert_ruff_passes_on(render(tmp_path, name, "--inline", "--defaults", *args) / f"{name}.py")

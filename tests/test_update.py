@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .conftest import assert_ruff_passes, long_name
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NEW_FILE = "UPGRADE_NOTES.md"
 UNTOUCHED_FILE = "csrc/my_op_kernel.cu"
@@ -275,27 +277,27 @@ def test_the_template_needs_no_trust():
 
 # The last template that kept one op per project (op_name, signature, ... as strings).
 ONE_OP_TEMPLATE = "37ec109"
+# The last template that rendered its Python as it was, before opgen formatted it with ruff.
+UNFORMATTED_PYTHON_TEMPLATE = "43146b4"
 
 
-def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_path):
-    # A project made before opgen recorded its answers as an ops list: opgen update reads
-    # its answers with this opgen's parser and moves it to the layout that holds several
-    # ops, keeping the user's formula, and opgen add then works on it.
-    repo = tmp_path / "opgen-repo"
+def repository_at(commit: str, repo: Path) -> Path:
+    """opgen and its template as they were at `commit` of this repository, tagged v1.0.0 in a
+    fresh git repository."""
     repo.mkdir()
-    archive = subprocess.run(["git", "archive", ONE_OP_TEMPLATE], cwd=REPO_ROOT, capture_output=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=REPO_ROOT, capture_output=True)
     assert archive.returncode == 0, archive.stderr.decode()
     subprocess.run(["tar", "-x", "-C", str(repo)], input=archive.stdout, check=True)
     set_version(repo, "1.0.0")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "one op per project")
+    git(repo, "commit", "-qm", f"opgen at {commit}")
     git(repo, "tag", "v1.0.0")
-    assert opgen_from_checkout(repo, "new", "my_op", "--defaults", cwd=tmp_path).returncode == 0
-    project = tmp_path / "my_op"
-    assert (project / "my_op" / "ops.py").is_file()  # the old layout
-    commit_and_edit_like_a_user(project)
-    # This opgen, at v2.0.0 in the same repository.
+    return repo
+
+
+def release_this_opgen_as_v2(repo: Path) -> None:
+    """This opgen and its template, committed to `repo` and tagged v2.0.0."""
     for name in ("opgen", "templates"):
         shutil.rmtree(repo / name)
         shutil.copytree(REPO_ROOT / name, repo / name,
@@ -303,8 +305,20 @@ def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_pat
     shutil.copy2(REPO_ROOT / "copier.yml", repo / "copier.yml")
     set_version(repo, "2.0.0")
     git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "several ops per project")
+    git(repo, "commit", "-qm", "this opgen")
     git(repo, "tag", "v2.0.0")
+
+
+def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_path):
+    # A project made before opgen recorded its answers as an ops list: opgen update reads
+    # its answers with this opgen's parser and moves it to the layout that holds several
+    # ops, keeping the user's formula, and opgen add then works on it.
+    repo = repository_at(ONE_OP_TEMPLATE, tmp_path / "opgen-repo")
+    assert opgen_from_checkout(repo, "new", "my_op", "--defaults", cwd=tmp_path).returncode == 0
+    project = tmp_path / "my_op"
+    assert (project / "my_op" / "ops.py").is_file()  # the old layout
+    commit_and_edit_like_a_user(project)
+    release_this_opgen_as_v2(repo)
 
     result = opgen_from_checkout(repo, "update", "my_op", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -314,7 +328,7 @@ def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_pat
     assert "alpha * x * x;  // mine" in (project / SHARED_FILE).read_text()
     assert not (project / "my_op" / "ops.py").exists() and (project / "my_op" / "my_op.py").is_file()
     assert 'm.def("my_op(' in (project / "csrc" / "library.cpp").read_text()
-    assert git(project, "ls-files", "--unmerged") == ""
+    assert git(project, "ls-files", "-u") == ""
     git(project, "add", "-A")
     git(project, "commit", "-qm", "update")
     added = opgen_from_checkout(repo, "add", "relu", "--defaults", "--signature", "x: Tensor",
@@ -322,6 +336,35 @@ def test_a_one_op_project_of_the_previous_layout_updates_to_the_ops_list(tmp_pat
                                 "--gradients", "x: x > 0 ? grad : 0", cwd=project)
     assert added.returncode == 0, added.stderr
     assert 'm.def("relu(' in (project / "csrc" / "library.cpp").read_text()
+
+
+def test_a_project_of_unformatted_python_updates_to_formatted_python_without_conflicts(tmp_path):
+    # A project rendered before opgen formatted its Python, of names long enough that its
+    # Python failed ruff's checks. opgen update compares it with that version's own render,
+    # unformatted (formatted, every line ruff changes would be a conflict), and brings in
+    # this version's formatted Python: exactly what this opgen renders, but the user's edit,
+    # and ruff finds nothing to check or format in it.
+    repo = repository_at(UNFORMATTED_PYTHON_TEMPLATE, tmp_path / "opgen-repo")
+    package, op = long_name("fused_ops", 40), long_name("scale", 40)
+    rendered = opgen_from_checkout(repo, "new", package, "--defaults", "--op", op, cwd=tmp_path)
+    assert rendered.returncode == 0, rendered.stderr
+    project = tmp_path / package
+    added = opgen_from_checkout(repo, "add", long_name("layer_norm", 40), "--kind", "rowwise",
+                                "--preset", "layernorm", "--defaults", cwd=project)
+    assert added.returncode == 0, added.stderr
+    commit_as_generated(project)
+    math = project / "csrc" / f"{op}_math.h"
+    math.write_text(math.read_text().replace("  return alpha * x;\n", "  return alpha * x * x;  // mine\n"))
+    git(project, "commit", "-qam", "my formula")
+    release_this_opgen_as_v2(repo)
+
+    result = opgen_from_checkout(repo, "update", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert git(project, "ls-files", "-u") == ""
+    assert_ruff_passes(project)
+    drift = opgen_from_checkout(repo, "regen", "--check", ".", cwd=project)
+    assert drift.stdout.splitlines() == [f"csrc/{op}_math.h: differs from the template"], drift
+    assert "alpha * x * x;  // mine" in math.read_text()
 
 
 def test_a_project_of_several_ops_updates_every_op_and_keeps_the_edits(template_repo, tmp_path):

@@ -3,10 +3,10 @@
     pip install --no-build-isolation -e .    # build in place against the installed torch
     USE_CUDA=0 pip install ...               # CPU only, even where CUDA is found
     USE_CUDA=1 pip install ...               # stop with an error if CUDA cannot be built
-    TIMES_TWO_DEBUG=1 pip install ...        # a debug build: -G -g -O0 (_toolchain.py)
     python setup.py build_ext --inplace      # rebuild only what changed (ninja)
 
-At build time this records torch's version, its CUDA version and the CUDA archs in
+With TIMES_TWO_DEBUG=1 set, either install makes a debug build (-G -g -O0, see _toolchain.py). At
+build time this records torch's version, its CUDA version and the CUDA archs in
 times_two/_build_info.py; `import times_two` refuses a build that does not match.
 """
 
@@ -40,15 +40,17 @@ def load_toolchain():
 def write_build_info(
     torch, with_cuda: bool, arch_list: str, debug: bool, stable_target: tuple | None = None
 ) -> None:
-    (ROOT / NAME / "_build_info.py").write_text(
-        "# Written by setup.py when the extension was built; read by _build_check.py.\n"
-        f"TORCH_VERSION = {torch.__version__!r}\n"
-        f"TORCH_CUDA_VERSION = {torch.version.cuda!r}\n"
-        f"WITH_CUDA = {with_cuda!r}\n"
-        f"CUDA_ARCH_LIST = {arch_list!r}\n"
-        f"DEBUG = {debug!r}\n"
-        + (f"STABLE_TARGET = {stable_target!r}\n" if stable_target else "")
-    )
+    lines = [
+        "# Written by setup.py when the extension was built; read by _build_check.py.",
+        f"TORCH_VERSION = {torch.__version__!r}",
+        f"TORCH_CUDA_VERSION = {torch.version.cuda!r}",
+        f"WITH_CUDA = {with_cuda!r}",
+        f"CUDA_ARCH_LIST = {arch_list!r}",
+        f"DEBUG = {debug!r}",
+    ]
+    if stable_target:
+        lines.append(f"STABLE_TARGET = {stable_target!r}")
+    (ROOT / NAME / "_build_info.py").write_text("\n".join(lines) + "\n")
 
 
 def extensions():

@@ -1,12 +1,14 @@
 """Benchmark embedding_bag against its reference in eager PyTorch and under torch.compile.
 
-    python benchmarks/bench_embedding_bag.py                  # CUDA if visible, else CPU
-    python benchmarks/bench_embedding_bag.py --dtype bfloat16 --sizes 4096 1048576
+    python benchmarks/bench_embedding_bag.py
 
-For each size (make_inputs' rows, embedding_bag/_embedding_bag_reference.py): the median time
-of the op, of reference() in eager mode and of reference() under torch.compile, and the
-bytes the op reads and writes (every input once, every output once) per microsecond.
-Also a forward and backward pass (torch.autograd.grad) of each.
+On CUDA if a GPU is visible, else on the CPU; --dtype bfloat16 times another dtype,
+--sizes 4096 1048576 other sizes (--help lists every option).
+
+For each size (make_inputs' rows, embedding_bag/_embedding_bag_reference.py): the median time of the
+op, of reference() in eager mode and of reference() under torch.compile, and the bytes the op reads
+and writes (every input once, every output once) per microsecond. Also a forward and backward pass
+(torch.autograd.grad) of each.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import torch
 from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
 from embedding_bag import DEBUG_BUILD
+from embedding_bag import _embedding_bag_reference as reference_module
 from embedding_bag import embedding_bag as op
-from embedding_bag._embedding_bag_reference import make_inputs, reference
 
 DTYPES = {
     "float32": torch.float32,
@@ -57,8 +59,9 @@ def sample_us(fn, device: str, calls: int) -> float:
     return (time.perf_counter() - t0) * 1e6 / calls
 
 
-def medians_us(candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2,
-               min_rounds: int = 10) -> dict[str, float]:
+def medians_us(
+    candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2, min_rounds: int = 10
+) -> dict[str, float]:
     """The median sample_us of each candidate (name: function), after a warm-up.
 
     The candidates take turns, one sample each a round, so that a drift of the machine
@@ -135,11 +138,13 @@ def profiled(path: str | None, device: str):
             totals[average.key].add(average)
     on_device = torch.device(device).type == "cuda"
     table = EventList(totals.values(), use_device="cuda" if on_device else None)
-    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
-                      row_limit=30))
+    sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
+    print(table.table(sort_by=sort_by, row_limit=30))
     write_trace(profiles, path)
-    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
-          "https://ui.perfetto.dev or chrome://tracing")
+    print(
+        f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+        "https://ui.perfetto.dev or chrome://tracing"
+    )
 
 
 def write_trace(profiles: list, path: str) -> None:
@@ -161,16 +166,23 @@ def write_trace(profiles: list, path: str) -> None:
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """--json and --profile, which every benchmark takes."""
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
-    parser.add_argument("--profile", metavar="TRACE",
-                        help="also profile each candidate once more after timing it: print the "
-                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+    parser.add_argument(
+        "--profile",
+        metavar="TRACE",
+        help=(
+            "also profile each candidate once more after timing it: print the "
+            "kernel-time table, write the torch.profiler trace to TRACE (JSON)"
+        ),
+    )
 
 
 def warn_if_debug_build() -> None:
     if DEBUG_BUILD:
-        print("warning: embedding_bag is a debug build (EMBEDDING_BAG_DEBUG=1: -G -O0), "
-              "several times slower than a release build; rebuild without it to benchmark",
-              file=sys.stderr)
+        print(
+            "warning: embedding_bag is a debug build (EMBEDDING_BAG_DEBUG=1: -G -O0), several "
+            "times slower than a release build; rebuild without it to benchmark",
+            file=sys.stderr,
+        )
 
 
 def device_name(device: str) -> str:
@@ -181,15 +193,19 @@ def device_name(device: str) -> str:
 
 def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
     with open(path, "w") as f:
-        json.dump({
-            "op": "embedding_bag",
-            "dtype": dtype,
-            "device": device_name(device),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "date": datetime.date.today().isoformat(),
-            "rows": rows,
-        }, f, indent=2)
+        json.dump(
+            {
+                "op": op.__name__,
+                "dtype": dtype,
+                "device": device_name(device),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "date": datetime.date.today().isoformat(),
+                "rows": rows,
+            },
+            f,
+            indent=2,
+        )
 
 
 GRAD_ARGS = ["weight"]
@@ -201,14 +217,15 @@ def outputs(results) -> tuple[torch.Tensor, ...]:
 
 
 def bench_size(size: int, dtype: torch.dtype, device: str) -> dict:
-    inputs = make_inputs(size, dtype, device)
+    inputs = reference_module.make_inputs(size, dtype, device)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
-    compiled = torch.compile(reference, fullgraph=True)
-    times = time_all({
+    compiled = torch.compile(reference_module.reference, fullgraph=True)
+    candidates = {
         "op": lambda: op(**inputs),
-        "eager": lambda: reference(**inputs),
+        "eager": lambda: reference_module.reference(**inputs),
         "compile": lambda: compiled(**inputs),
-    }, device, str(size))
+    }
+    times = time_all(candidates, device, str(size))
     leaves = {
         k: v.detach().requires_grad_(True) if k in GRAD_ARGS else v for k, v in inputs.items()
     }
@@ -221,11 +238,12 @@ def bench_size(size: int, dtype: torch.dtype, device: str) -> dict:
 
         return run
 
-    times |= time_all({
+    candidates = {
         "op_fwd_bwd": forward_backward(op),
-        "eager_fwd_bwd": forward_backward(reference),
+        "eager_fwd_bwd": forward_backward(reference_module.reference),
         "compile_fwd_bwd": forward_backward(compiled),
-    }, device, str(size))
+    }
+    times |= time_all(candidates, device, str(size))
     tensors = [t for t in inputs.values() if isinstance(t, torch.Tensor)]
     moved = sum(t.numel() * t.element_size() for t in tensors)
     moved += sum(t.numel() * t.element_size() for t in outputs(op(**inputs)))
@@ -239,30 +257,39 @@ def bench_size(size: int, dtype: torch.dtype, device: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--sizes", nargs="+", type=int, metavar="N",
-                        help="make_inputs sizes (default: DEFAULT_SIZES on CUDA, 4096 on the CPU)")
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="make_inputs sizes (default: DEFAULT_SIZES on CUDA, 4096 on the CPU)",
+    )
     add_common_arguments(parser)
     args = parser.parse_args()
     device = torch.device(args.device).type
     sizes = args.sizes or (DEFAULT_SIZES if device == "cuda" else [4096])
     warn_if_debug_build()
     results = []
-    print(f"embedding_bag {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
-    print(f"{'size':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} {'op GB/s':>9} "
-          f"{'x eager':>8} {'x compile':>9}")
+    print(f"{op.__name__} {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    print(
+        f"{'size':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} {'op GB/s':>9} "
+        f"{'x eager':>8} {'x compile':>9}"
+    )
     with profiled(args.profile, device):
         for size in sizes:
             row = bench_size(size, DTYPES[args.dtype], device)
             results.append(row)
-            print(f"{size:>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-                  f"{row['compile_us']:>10.2f} {row['op_GBps']:>9.1f} "
-                  f"{row['speedup_vs_eager']:>8.2f} {row['speedup_vs_compile']:>9.2f}"
-                  f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
-                  f"compile {row['compile_fwd_bwd_us']:.2f}",
-                  flush=True)
+            print(
+                f"{size:>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                f"{row['compile_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                f"{row['speedup_vs_eager']:>8.2f} {row['speedup_vs_compile']:>9.2f}"
+                f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
+                f"compile {row['compile_fwd_bwd_us']:.2f}",
+                flush=True,
+            )
     if args.json:
         write_json(args.json, args.dtype, args.device, results)
 

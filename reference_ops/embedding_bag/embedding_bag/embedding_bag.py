@@ -1,9 +1,8 @@
 """The Python API of embedding_bag: a typed wrapper and fake kernels for tracing.
 
 The kernels are registered in C++ as torch.ops.embedding_bag.embedding_bag, in
-csrc/embedding_bag.cpp.
-Autograd is registered in C++ too, in csrc/embedding_bag_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+csrc/embedding_bag.cpp. Autograd is registered in C++ too, in csrc/embedding_bag_autograd.cpp. This
+module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -13,15 +12,21 @@ from torch import Tensor
 
 __all__ = ["embedding_bag"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.embedding_bag.embedding_bag.default
+
+def _library_op(name: str):
+    """torch.ops.embedding_bag.<name>, the op of that name that the library registers: looked up
+    once, since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.embedding_bag, name).default
+
+
+_forward = _library_op("embedding_bag")
 
 
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor) -> Tensor:
-    """embedding_bag: your kernels (csrc/embedding_bag_cpu.h, csrc/embedding_bag_cuda.cuh)
-    behind a checked, typed op.
+    """embedding_bag: your kernels (csrc/embedding_bag_cpu.h, csrc/embedding_bag_cuda.cuh) behind a
+    checked, typed op.
 
     Args:
         weight: Tensor[float, 2], the op's dtype, one of float32, float64, float16,
@@ -45,8 +50,10 @@ def _check_arguments(op: str, weight, indices, offsets) -> None:
     """The checks of check_arguments in csrc/embedding_bag.cpp, for tensors without data."""
     torch._check(
         weight.dtype in SUPPORTED_DTYPES,
-        lambda: f"{op}: weight has dtype {weight.dtype}; supported dtypes are "
-        + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+        lambda: (
+            f"{op}: weight has dtype {weight.dtype}; supported dtypes are "
+            + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+        ),
     )
     torch._check(
         indices.dtype == torch.int64,
@@ -66,24 +73,23 @@ def _check_arguments(op: str, weight, indices, offsets) -> None:
     )
     torch._check(
         weight.dim() == 2,
-        lambda: f"{op}: weight has shape {list(weight.shape)}; it must have 2 "
-        "dimensions",
+        lambda: f"{op}: weight has shape {list(weight.shape)}; it must have 2 dimensions",
     )
     torch._check(
         indices.dim() == 1,
-        lambda: f"{op}: indices has shape {list(indices.shape)}; it must have 1 "
-        "dimension",
+        lambda: f"{op}: indices has shape {list(indices.shape)}; it must have 1 dimension",
     )
     torch._check(
         offsets.dim() == 1,
-        lambda: f"{op}: offsets has shape {list(offsets.shape)}; it must have 1 "
-        "dimension",
+        lambda: f"{op}: offsets has shape {list(offsets.shape)}; it must have 1 dimension",
     )
     for size in (offsets.size(0), weight.size(1)):
         torch._check(
             size >= 0,
-            lambda: f"{op}: out would have a negative size by its rule "
-            "(offsets.size(0), weight.size(1))",
+            lambda: (
+                f"{op}: out would have a negative size by its rule "
+                "(offsets.size(0), weight.size(1))"
+            ),
         )
 
 
@@ -102,5 +108,5 @@ def _(grad_out, weight, indices, offsets):
     return weight.new_empty(weight.shape)
 
 
-# Autograd is registered in C++ (csrc/embedding_bag_autograd.cpp): the backward is a custom
-# op of its own with your CPU and CUDA code, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/embedding_bag_autograd.cpp): the backward is a custom op of
+# its own with your CPU and CUDA code, so it also runs under torch.compile.

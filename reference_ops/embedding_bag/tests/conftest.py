@@ -65,8 +65,11 @@ def _rounding_moved(move):
         return call
 
     # torch.Tensor's methods live on its base class: deleting the wrapper restores them.
-    originals = [(owner, name, owner.__dict__.get(name), getattr(owner, name))
-                 for owner in (torch, torch.Tensor) for name in ROUNDING_FUNCTIONS]
+    originals = [
+        (owner, name, owner.__dict__.get(name), getattr(owner, name))
+        for owner in (torch, torch.Tensor)
+        for name in ROUNDING_FUNCTIONS
+    ]
     try:
         for owner, name, _, function in originals:
             setattr(owner, name, moved(function))
@@ -79,8 +82,9 @@ def _rounding_moved(move):
                 setattr(owner, name, own)
 
 
-def assert_close_to_reference(actual, reference, computed_in: torch.dtype, rtol: float,
-                              atol: float) -> None:
+def assert_close_to_reference(
+    actual, reference, computed_in: torch.dtype, rtol: float, atol: float
+) -> None:
     """torch.testing.assert_close(actual, reference(), rtol=rtol, atol=atol), except that
     where reference() rounds, an element may lie anywhere between its results with each rounded
     value first moved down and up by the tolerance of computed_in (float32 or float64: what

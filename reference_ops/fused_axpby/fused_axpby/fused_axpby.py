@@ -1,9 +1,8 @@
 """The Python API of fused_axpby: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.fused_axpby.fused_axpby, in
-csrc/fused_axpby.cpp.
-Autograd is registered in C++ too, in csrc/fused_axpby_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.fused_axpby.fused_axpby, in csrc/fused_axpby.cpp.
+Autograd is registered in C++ too, in csrc/fused_axpby_autograd.cpp. This module adds what
+torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -13,10 +12,16 @@ from torch import Tensor
 
 __all__ = ["fused_axpby"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.fused_axpby.fused_axpby.default
+
+def _library_op(name: str):
+    """torch.ops.fused_axpby.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.fused_axpby, name).default
+
+
+_forward = _library_op("fused_axpby")
 
 
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
@@ -49,8 +54,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -87,9 +94,9 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     return torch.Size(shape)
 
 
-# The layout rule of the C++ kernels (csrc/fused_axpby.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/fused_axpby.cpp), for the fake kernels: tensors that are
+# all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides give
+# results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
@@ -124,7 +131,7 @@ def _(a, x, b):
     # Locals start with _ so that no argument name can be one.
     _shape = _broadcast_shape("fused_axpby", x=x, b=b)
     # The layout of the tensors that have the output's shape (see _shared_dense_layout).
-    _full = [_t for _t in (x, b, ) if _t.shape == _shape]
+    _full = [_t for _t in (x, b) if _t.shape == _shape]
     _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
@@ -141,5 +148,5 @@ def _(grad, a):
     return grad.new_empty(grad.shape)
 
 
-# Autograd is registered in C++ (csrc/fused_axpby_autograd.cpp): the backward is a custom
-# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/fused_axpby_autograd.cpp): the backward is a custom op of its
+# own with CPU and CUDA kernels, so it also runs under torch.compile.

@@ -16,11 +16,17 @@ from torch import Tensor
 
 from fused_axpby import WITH_CUDA
 from fused_axpby import fused_axpby as op
-from fused_axpby.fused_axpby_reference import reference
+from fused_axpby import fused_axpby_reference as reference_module
 
 from .conftest import DEVICES, MIXED_DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def library_op(name: str):
+    """torch.ops.fused_axpby.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.fused_axpby, name).default
+
 
 # Input elements of each tensor per output element.
 ITEM = 1
@@ -29,6 +35,8 @@ ITEM = 1
 def input_shape(shape: tuple) -> tuple:
     """Each tensor input's shape for an output of `shape`."""
     return shape
+
+
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = None
 TENSOR_ARGS = ["x", "b"]
@@ -65,7 +73,9 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **scalars).double()
+    return reference_module.reference(
+        **{k: v.detach().double() for k, v in inputs.items()}, **scalars
+    ).double()
 
 
 def assert_close_to_float64_reference(
@@ -76,8 +86,12 @@ def assert_close_to_float64_reference(
     the output is float64, else in float32."""
     dtypes = [t.dtype for t in inputs.values()] + [out.dtype]
     computed_in = torch.float64 if torch.float64 in dtypes else torch.float32
-    assert_close_to_reference(out.double(), lambda: float64_reference(inputs, scalars),
-                              computed_in, **TOLERANCES[out.dtype])
+    assert_close_to_reference(
+        out.double(),
+        lambda: float64_reference(inputs, scalars),
+        computed_in,
+        **TOLERANCES[out.dtype],
+    )
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -186,7 +200,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=True)
-    torch.library.opcheck(torch.ops.fused_axpby.fused_axpby.default, positional(inputs))
+    torch.library.opcheck(library_op("fused_axpby"), positional(inputs))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -203,8 +217,12 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # with the sum's (which may be near 0).
     with torch.no_grad():
         atol = tolerance["rtol"] * (op(**inputs, **SCALARS) * 3).abs().sum().item()
-    torch.testing.assert_close(compiled(**inputs), loss(**inputs), rtol=tolerance["rtol"],
-                               atol=max(atol, tolerance["atol"]))
+    torch.testing.assert_close(
+        compiled(**inputs),
+        loss(**inputs),
+        rtol=tolerance["rtol"],
+        atol=max(atol, tolerance["atol"]),
+    )
     grads = [inputs[name] for name in GRAD_ARGS]
     expected = torch.autograd.grad(loss(**inputs), grads)
     actual = torch.autograd.grad(compiled(**inputs), grads)
@@ -221,7 +239,9 @@ def test_gradients_match_float64_reference(device, dtype):
     actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
     expected = torch.autograd.grad(
-        reference(**inputs64, **SCALARS), [inputs64[name] for name in GRAD_ARGS], grad_out.double()
+        reference_module.reference(**inputs64, **SCALARS),
+        [inputs64[name] for name in GRAD_ARGS],
+        grad_out.double(),
     )
     for name, a, e in zip(GRAD_ARGS, actual, expected):
         assert a.dtype == dtype, name
@@ -236,7 +256,9 @@ def test_backward_with_a_non_contiguous_gradient(device):
     # sum() sends back an expanded gradient with zero strides.
     actual = torch.autograd.grad(op(**inputs, **SCALARS).sum(), inputs[GRAD_ARGS[0]])
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
-    expected = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[GRAD_ARGS[0]])
+    expected = torch.autograd.grad(
+        reference_module.reference(**inputs64, **SCALARS).sum(), inputs64[GRAD_ARGS[0]]
+    )
     torch.testing.assert_close(actual[0].double(), expected[0], **TOLERANCES[DTYPES[0]])
 
 
@@ -270,7 +292,9 @@ def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
         assert out.requires_grad and out.grad_fn is not None, name
         (actual,) = torch.autograd.grad(out.sum(), inputs[name])
         inputs64 = {k: v.detach().double().requires_grad_(k == name) for k, v in inputs.items()}
-        (expected,) = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[name])
+        (expected,) = torch.autograd.grad(
+            reference_module.reference(**inputs64, **SCALARS).sum(), inputs64[name]
+        )
         torch.testing.assert_close(actual.double(), expected, **TOLERANCES[DTYPES[0]])
 
 
@@ -296,7 +320,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     wrt = [inputs[name] for name in GRAD_ARGS]
     out = op(**inputs, **SCALARS)
     grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
-    with pytest.raises(RuntimeError, match="fused_axpby is differentiable once"):
+    with pytest.raises(RuntimeError, match=f"{op.__name__} is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
 
 
@@ -331,15 +355,15 @@ def test_opcheck_backward_op(device):
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
     inputs = make_inputs((5, 7), DTYPES[0], device)
     args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
-    torch.library.opcheck(torch.ops.fused_axpby.fused_axpby_backward.default, args)
+    torch.library.opcheck(library_op("fused_axpby_backward"), args)
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_backward_op_rejects_bad_arguments_naming_them(device):
-    backward = torch.ops.fused_axpby.fused_axpby_backward.default
+    backward = library_op("fused_axpby_backward")
     grad = torch.randn(8, dtype=DTYPES[0], device=device)
     reads = [make_inputs((8,), DTYPES[0], device)[name] for name in GRAD_READS]
-    with pytest.raises(RuntimeError, match="fused_axpby_backward: grad has dtype torch.bool"):
+    with pytest.raises(RuntimeError, match=f"{op.__name__}_backward: grad has dtype torch.bool"):
         backward(grad.bool(), *reads, *SCALARS.values())
 
 
@@ -355,8 +379,10 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
 def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
     # Inputs that share a dense layout are read as they are, and the output takes it, as
     # eager's elementwise ops do.
-    inputs = {name: t.contiguous(memory_format=torch.channels_last)
-              for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()}
+    inputs = {
+        name: t.contiguous(memory_format=torch.channels_last)
+        for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()
+    }
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
         out = op(**inputs, **SCALARS)
     copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
@@ -429,10 +455,14 @@ def check_broadcast_gradients(inputs, out):
     rounding of the sum (eps for each summed term's size)."""
     grad_out = torch.randn_like(out)
     actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
-    full = {k: v.detach().double().expand(out.shape).requires_grad_(k in GRAD_ARGS)
-            for k, v in inputs.items()}
+    full = {
+        k: v.detach().double().expand(out.shape).requires_grad_(k in GRAD_ARGS)
+        for k, v in inputs.items()
+    }
     per_element = torch.autograd.grad(
-        reference(**full, **SCALARS), [full[name] for name in GRAD_ARGS], grad_out.double()
+        reference_module.reference(**full, **SCALARS),
+        [full[name] for name in GRAD_ARGS],
+        grad_out.double(),
     )
     for name, a, e in zip(GRAD_ARGS, actual, per_element):
         dtype = inputs[name].dtype
@@ -442,7 +472,9 @@ def check_broadcast_gradients(inputs, out):
         tolerance = dict(TOLERANCES[dtype])
         tolerance["atol"] += torch.finfo(dtype).eps * summed_size
         torch.testing.assert_close(
-            a.double(), rounded.sum_to_size(a.shape), **tolerance,
+            a.double(),
+            rounded.sum_to_size(a.shape),
+            **tolerance,
             msg=lambda m, name=name: f"{name}: {m}",
         )
 
@@ -453,8 +485,12 @@ def test_broadcast_inputs_are_read_in_place_and_the_output_keeps_the_layout(devi
     # in the batch's layout, as eager's.
     for position in range(len(TENSOR_ARGS)):
         inputs = broadcast_inputs(((2, 3, 5, 8), (3, 1, 1)), position, DTYPES[0], device)
-        inputs = {name: t.detach().contiguous(memory_format=torch.channels_last) if t.dim() == 4
-                  else t.detach() for name, t in inputs.items()}
+        inputs = {
+            name: t.detach().contiguous(memory_format=torch.channels_last)
+            if t.dim() == 4
+            else t.detach()
+            for name, t in inputs.items()
+        }
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
             out = op(**inputs, **SCALARS)
         copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
@@ -614,7 +650,7 @@ def test_inputs_on_a_device_other_than_the_current_one():
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)
     # The backward op, called directly: autograd would run it on its own thread for cuda:1.
-    backward = torch.ops.fused_axpby.fused_axpby_backward.default
+    backward = library_op("fused_axpby_backward")
     grad = torch.randn(1025, dtype=DTYPES[0], device="cuda:1")
     args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
     with torch.cuda.device(0):

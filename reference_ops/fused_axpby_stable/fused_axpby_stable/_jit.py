@@ -1,10 +1,10 @@
 """Build csrc/ when the package is imported, instead of with pip: for iterating on kernels.
 
     FUSED_AXPBY_STABLE_JIT=1 python my_script.py
-    FUSED_AXPBY_STABLE_JIT=verbose python my_script.py    # showing the compiler's commands
+    FUSED_AXPBY_STABLE_JIT=verbose python my_script.py
 
-With either, `import fused_axpby_stable` compiles csrc/ first; with FUSED_AXPBY_STABLE_DEBUG=1 as well,
-a debug build (-G -g -O0: see _toolchain.py).
+With either, `import fused_axpby_stable` compiles csrc/ first (verbose: showing the compiler's
+commands); with FUSED_AXPBY_STABLE_DEBUG=1 as well, a debug build (-G -g -O0: see _toolchain.py).
 
 torch.utils.cpp_extension.load builds csrc/ into a directory keyed by torch's version, its
 CUDA version, the CUDA archs, the compile flags and where csrc/ is: a torch upgrade gets a
@@ -36,7 +36,8 @@ def enabled() -> bool:
 
 
 def cache_root() -> Path:
-    """FUSED_AXPBY_STABLE_JIT_CACHE, else ~/.cache/fused_axpby_stable-jit (XDG_CACHE_HOME respected)."""
+    """FUSED_AXPBY_STABLE_JIT_CACHE, else ~/.cache/fused_axpby_stable-jit (XDG_CACHE_HOME
+    respected)."""
     if os.environ.get("FUSED_AXPBY_STABLE_JIT_CACHE"):
         return Path(os.environ["FUSED_AXPBY_STABLE_JIT_CACHE"])
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -49,8 +50,10 @@ def load() -> bool:
     Returns whether the build has CUDA kernels.
     """
     if not (CSRC / "library.cpp").is_file():
-        raise ImportError(f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
-                          f"and there is none at {CSRC}; unset it or use the project checkout")
+        raise ImportError(
+            f"{ENVIRONMENT_VARIABLE} builds csrc/ from the project's source tree, "
+            f"and there is none at {CSRC}; unset it or use the project checkout"
+        )
     cuda_home, arch_list = _toolchain.prepare_cuda(torch, announce=False)
     from torch.utils import cpp_extension  # after prepare_cuda has set CUDA_HOME
 
@@ -59,10 +62,9 @@ def load() -> bool:
     stable = _toolchain.stable_abi_flags(with_cuda)
     cxx_flags = _toolchain.cxx_flags(openmp=False) + stable
     nvcc_flags = _toolchain.nvcc_flags(EXACT) + stable
-    key = hashlib.sha256("\n".join([
-        torch.__version__, str(torch.version.cuda), arch_list, str(with_cuda),
-        repr(cxx_flags), repr(nvcc_flags), str(CSRC),
-    ]).encode()).hexdigest()[:16]
+    settings = [torch.__version__, str(torch.version.cuda), arch_list, str(with_cuda)]
+    settings += [repr(cxx_flags), repr(nvcc_flags), str(CSRC)]
+    key = hashlib.sha256("\n".join(settings).encode()).hexdigest()[:16]
     build_directory = cache_root() / key
     build_directory.mkdir(parents=True, exist_ok=True)
     library = build_directory / "fused_axpby_stable_jit.so"

@@ -1,10 +1,8 @@
 """The Python API of fused_axpby: a typed wrapper and fake kernels for tracing.
 
 The kernels are registered in C++ as torch.ops.fused_axpby_stable.fused_axpby, in
-csrc/fused_axpby.cpp.
-Autograd is registered here, in Python: the stable ABI the library is built on has no C++
-autograd.
-This module adds what torch.compile needs on top of them.
+csrc/fused_axpby.cpp. Autograd is registered here, in Python: the stable ABI the library is built on
+has no C++ autograd. This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -15,10 +13,16 @@ from torch import Tensor
 
 __all__ = ["fused_axpby"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.fused_axpby_stable.fused_axpby.default
+
+def _library_op(name: str):
+    """torch.ops.fused_axpby_stable.<name>, the op of that name that the library registers: looked
+    up once, since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.fused_axpby_stable, name).default
+
+
+_forward = _library_op("fused_axpby")
 
 
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
@@ -64,8 +68,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -102,9 +108,9 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     return torch.Size(shape)
 
 
-# The layout rule of the C++ kernels (csrc/fused_axpby.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/fused_axpby.cpp), for the fake kernels: tensors that are
+# all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides give
+# results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
@@ -140,7 +146,7 @@ def _(a, x, b):
     # Locals start with _ so that no argument name can be one.
     _shape = _broadcast_shape("fused_axpby", x=x, b=b)
     # The layout of the tensors that have the output's shape (see _shared_dense_layout).
-    _full = [_t for _t in (x, b, ) if _t.shape == _shape]
+    _full = [_t for _t in (x, b) if _t.shape == _shape]
     _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
@@ -165,8 +171,8 @@ def _refuse_forward_ad(*tensors: Tensor) -> None:
         _forward_ad.unpack_dual(t).tangent is not None for t in tensors
     ):
         raise RuntimeError(
-            "fused_axpby: jvp is not implemented: forward-mode AD (dual tensors) is not supported; "
-            "use reverse mode (backward, torch.autograd.grad)"
+            "fused_axpby: jvp is not implemented: forward-mode AD (dual tensors) is not "
+            "supported; use reverse mode (backward, torch.autograd.grad)"
         )
 
 
@@ -176,13 +182,13 @@ _is_grad_enabled = torch.is_grad_enabled
 _BelowAutograd = torch._C._AutoDispatchBelowAutograd
 # The forward's kernels registered again as an op with no autograd kernel (csrc/library.cpp):
 # past the dispatcher's C++ autograd fallback, which passes a call that needs no gradient on.
-_forward_no_autograd = torch.ops.fused_axpby_stable._fused_axpby_no_autograd.default
-_backward_op = torch.ops.fused_axpby_stable.fused_axpby_backward.default
+_forward_no_autograd = _library_op("_fused_axpby_no_autograd")
+_backward_op = _library_op("fused_axpby_backward")
 
 
-# Autograd, in Python: the stable ABI has no C++ autograd. Autograd itself sums the
-# gradient of an input that broadcast back to its shape. The backward is the custom op
-# fused_axpby_backward, with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd, in Python: the stable ABI has no C++ autograd. Autograd itself sums the gradient of an
+# input that broadcast back to its shape. The backward is the custom op fused_axpby_backward, with
+# CPU and CUDA kernels, so it also runs under torch.compile.
 def _setup_context(ctx, inputs, output):
     # inputs: a, x, b
     ctx.scalars = (inputs[0],)
@@ -205,13 +211,15 @@ def _backward(ctx, grad):
 
 
 torch.library.register_autograd(
-    "fused_axpby_stable::fused_axpby", _backward, setup_context=_setup_context
+    "fused_axpby_stable::fused_axpby",
+    _backward,
+    setup_context=_setup_context,
 )
 
 
 class _Autograd(torch.autograd.Function):
-    """The same autograd for calls of fused_axpby() outside torch.compile: a
-    torch.autograd.Function costs half the Python of the registration above per call."""
+    """The same autograd for calls of fused_axpby() outside torch.compile: a torch.autograd.Function
+    costs half the Python of the registration above per call."""
 
     @staticmethod
     def forward(ctx, *args):
@@ -234,4 +242,7 @@ def _backward_of_backward(ctx, *grads):
 
 # The backward op differentiated again (create_graph=True, hessian, gradgradcheck) raises
 # instead of returning zeros.
-torch.library.register_autograd("fused_axpby_stable::fused_axpby_backward", _backward_of_backward)
+torch.library.register_autograd(
+    "fused_axpby_stable::fused_axpby_backward",
+    _backward_of_backward,
+)

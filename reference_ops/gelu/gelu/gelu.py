@@ -1,8 +1,7 @@
 """The Python API of gelu: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.gelu.gelu, in csrc/gelu.cpp.
-Autograd is registered in C++ too, in csrc/gelu_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.gelu.gelu, in csrc/gelu.cpp. Autograd is registered
+in C++ too, in csrc/gelu_autograd.cpp. This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -12,10 +11,16 @@ from torch import Tensor
 
 __all__ = ["gelu"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.gelu.gelu.default
+
+def _library_op(name: str):
+    """torch.ops.gelu.<name>, the op of that name that the library registers: looked up once, since
+    attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.gelu, name).default
+
+
+_forward = _library_op("gelu")
 
 
 def gelu(x: Tensor) -> Tensor:
@@ -43,8 +48,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -67,9 +74,9 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
-# The layout rule of the C++ kernels (csrc/gelu.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/gelu.cpp), for the fake kernels: tensors that are all
+# dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides give
+# results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
@@ -118,5 +125,5 @@ def _(grad, x):
     return grad.new_empty(grad.shape)
 
 
-# Autograd is registered in C++ (csrc/gelu_autograd.cpp): the backward is a custom
-# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/gelu_autograd.cpp): the backward is a custom op of its own
+# with CPU and CUDA kernels, so it also runs under torch.compile.

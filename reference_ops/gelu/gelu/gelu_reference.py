@@ -1,8 +1,7 @@
 """gelu written with PyTorch operations: what the kernels must compute.
 
-The tests evaluate it in float64 as the ground truth, and the benchmark times it in
-eager mode and under torch.compile as the baselines. Keep it in step with
-csrc/gelu_math.h.
+The tests evaluate it in float64 as the ground truth, and the benchmark times it in eager mode and
+under torch.compile as the baselines. Keep it in step with csrc/gelu_math.h.
 """
 
 import torch
@@ -10,4 +9,4 @@ from torch import Tensor
 
 
 def reference(x: Tensor) -> Tensor:
-    return torch.nn.functional.gelu(x, approximate='tanh')
+    return torch.nn.functional.gelu(x, approximate="tanh")

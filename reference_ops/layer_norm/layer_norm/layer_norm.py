@@ -1,9 +1,8 @@
 """The Python API of layer_norm: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.layer_norm.layer_norm, in
-csrc/layer_norm.cpp.
-Autograd is registered in C++ too, in csrc/layer_norm_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.layer_norm.layer_norm, in csrc/layer_norm.cpp.
+Autograd is registered in C++ too, in csrc/layer_norm_autograd.cpp. This module adds what
+torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -13,10 +12,16 @@ from torch import Tensor
 
 __all__ = ["layer_norm"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.layer_norm.layer_norm.default
+
+def _library_op(name: str):
+    """torch.ops.layer_norm.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.layer_norm, name).default
+
+
+_forward = _library_op("layer_norm")
 
 
 def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> Tensor:
@@ -47,45 +52,57 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
     first_name, first = next(iter(rows.items()))
     torch._check(
         first.dim() >= 1,
-        lambda: f"{op}: {first_name} has shape {list(first.shape)}; it needs a dimension of rows, "
-        "the last",
+        lambda: (
+            f"{op}: {first_name} has shape {list(first.shape)}; it needs a dimension of rows, "
+            "the last"
+        ),
     )
     for name, t in rows.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype "
-            f"{first.dtype}",
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
+            ),
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
-            f"{first.device}",
+            lambda name=name, t=t: (
+                f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
+            ),
         )
         torch._check(
             t.shape == first.shape,
-            lambda name=name, t=t: f"{op}: {name} has shape {list(t.shape)} but {first_name} has "
-            f"shape {list(first.shape)}",
+            lambda name=name, t=t: (
+                f"{op}: {name} has shape {list(t.shape)} but {first_name} has "
+                f"shape {list(first.shape)}"
+            ),
         )
     for name, t in columns.items():
         torch._check(
             t.dtype == first.dtype,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype "
-            f"{first.dtype}",
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
+            ),
         )
         torch._check(
             t.device == first.device,
-            lambda name=name, t=t: f"{op}: {name} is on {t.device} but {first_name} is on "
-            f"{first.device}",
+            lambda name=name, t=t: (
+                f"{op}: {name} is on {t.device} but {first_name} is on {first.device}"
+            ),
         )
         torch._check(
             t.dim() == 1 and t.shape[0] == first.shape[-1],
-            lambda name=name, t=t: f"{op}: {name} has shape {list(t.shape)} but the rows of "
-            f"{first_name} have {first.shape[-1]} elements",
+            lambda name=name, t=t: (
+                f"{op}: {name} has shape {list(t.shape)} but the rows of "
+                f"{first_name} have {first.shape[-1]} elements"
+            ),
         )
 
 
@@ -124,5 +141,5 @@ def _(grad, x, weight, bias, reductions, eps):
     )
 
 
-# Autograd is registered in C++ (csrc/layer_norm_autograd.cpp): the backward is a custom
-# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/layer_norm_autograd.cpp): the backward is a custom op of its
+# own with CPU and CUDA kernels, so it also runs under torch.compile.

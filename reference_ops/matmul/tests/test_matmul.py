@@ -14,11 +14,17 @@ from torch import Tensor
 
 from matmul import WITH_CUDA
 from matmul import matmul as op
-from matmul.matmul_reference import reference
+from matmul import matmul_reference as reference_module
 
 from .conftest import DEVICES, MIXED_DEVICES, needs_cuda
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def library_op(name: str):
+    """torch.ops.matmul.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.matmul, name).default
+
 
 # Allowed error of each output element relative to sum over l of |a[i, l] b[l, j]|:
 # products accumulate in float (double for float64), and the result rounds once.
@@ -31,8 +37,17 @@ TOLERANCES = {
 # (M, K, N): tile multiples, one element, and sizes that no tile divides; the last three
 # have K and N multiples of 8, which the half types compute on tensor cores (compute
 # capability 8.0 and up), the others on CUDA cores.
-SHAPES = [(1, 1, 1), (64, 64, 64), (33, 65, 17), (128, 7, 129), (5, 300, 3), (200, 100, 150),
-          (1, 8, 8), (33, 40, 24), (130, 264, 136)]
+SHAPES = [
+    (1, 1, 1),
+    (64, 64, 64),
+    (33, 65, 17),
+    (128, 7, 129),
+    (5, 300, 3),
+    (200, 100, 150),
+    (1, 8, 8),
+    (33, 40, 24),
+    (130, 264, 136),
+]
 
 
 def make_matrices(m, k, n, dtype, device, requires_grad=False) -> tuple[Tensor, Tensor]:
@@ -43,7 +58,7 @@ def make_matrices(m, k, n, dtype, device, requires_grad=False) -> tuple[Tensor, 
 
 def assert_is_the_product(out: Tensor, a: Tensor, b: Tensor) -> None:
     a64, b64 = a.detach().double(), b.detach().double()
-    expected = reference(a64, b64)
+    expected = reference_module.reference(a64, b64)
     assert out.shape == expected.shape and out.dtype == a.dtype and out.device == a.device
     assert out.is_contiguous()
     bound = TOLERANCES[a.dtype] * (a64.abs() @ b64.abs()) + 1e-30
@@ -107,7 +122,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     a, b = make_matrices(5, 7, 3, DTYPES[0], device, requires_grad=True)
-    torch.library.opcheck(torch.ops.matmul.matmul.default, (a, b))
+    torch.library.opcheck(library_op("matmul"), (a, b))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -120,8 +135,9 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # fullgraph=True fails on any graph break: the op must trace as one node.
     compiled = torch.compile(loss, fullgraph=True)
     torch.testing.assert_close(compiled(a, b), loss(a, b), rtol=1e-4, atol=1e-3)
-    for actual, expected in zip(torch.autograd.grad(compiled(a, b), (a, b)),
-                                torch.autograd.grad(loss(a, b), (a, b))):
+    for actual, expected in zip(
+        torch.autograd.grad(compiled(a, b), (a, b)), torch.autograd.grad(loss(a, b), (a, b))
+    ):
         torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-3)
 
 
@@ -176,7 +192,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     a, b = make_matrices(3, 4, 2, DTYPES[0], device, requires_grad=True)
     out = op(a, b)
     grads = torch.autograd.grad((out * out).sum(), (a, b), create_graph=True)
-    with pytest.raises(RuntimeError, match="matmul is differentiable once"):
+    with pytest.raises(RuntimeError, match=f"{op.__name__} is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), (a, b), allow_unused=True)
 
 
@@ -190,21 +206,21 @@ def test_gradcheck(device):
 def test_opcheck_backward_op(device):
     a, b = make_matrices(5, 7, 3, DTYPES[0], device)
     grad = torch.randn(5, 3, dtype=DTYPES[0], device=device)
-    torch.library.opcheck(torch.ops.matmul.matmul_backward.default, (grad, a, b))
+    torch.library.opcheck(library_op("matmul_backward"), (grad, a, b))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_backward_op_rejects_bad_arguments_naming_them(device):
-    backward = torch.ops.matmul.matmul_backward.default
+    backward = library_op("matmul_backward")
     a, b = make_matrices(4, 5, 3, DTYPES[0], device)
     grad = torch.randn(4, 3, dtype=DTYPES[0], device=device)
-    says = r"matmul_backward: grad has shape \[4, 2\] and bᵀ has shape \[3, 5\]"
+    says = rf"{op.__name__}_backward: grad has shape \[4, 2\] and bᵀ has shape \[3, 5\]"
     with pytest.raises(RuntimeError, match=says):
         backward(grad[:, :2], a, b)
-    says = r"matmul_backward: aᵀ has shape \[5, 4\] and grad has shape \[3, 3\]"
+    says = rf"{op.__name__}_backward: aᵀ has shape \[5, 4\] and grad has shape \[3, 3\]"
     with pytest.raises(RuntimeError, match=says):
         backward(grad[:3], a, b)
-    with pytest.raises(RuntimeError, match="matmul_backward: grad has dtype torch.int32"):
+    with pytest.raises(RuntimeError, match=f"{op.__name__}_backward: grad has dtype torch.int32"):
         backward(grad.to(torch.int32), a, b)
 
 
@@ -294,8 +310,9 @@ def test_inputs_on_a_device_other_than_the_current_one():
     assert_is_the_product(out, a, b)
     # The backward op, called directly: autograd would run it on its own thread for cuda:1.
     grad = torch.randn(65, 17, dtype=DTYPES[0], device="cuda:1")
+    backward = library_op("matmul_backward")
     with torch.cuda.device(0):
-        grad_a, grad_b = torch.ops.matmul.matmul_backward.default(grad, a, b)
+        grad_a, grad_b = backward(grad, a, b)
     assert grad_a.device == grad_b.device == torch.device("cuda:1")
     assert_is_the_product(grad_a, grad, b.t())
     assert_is_the_product(grad_b, a.t(), grad)

@@ -1,15 +1,16 @@
 """Benchmark normalize_volume against eager PyTorch, torch.compile and a plain copy.
 
-    python benchmarks/bench_normalize_volume.py                 # CUDA if visible, else CPU
-    python benchmarks/bench_normalize_volume.py --dtype float16 --json results.json
+    python benchmarks/bench_normalize_volume.py
 
-For each size: the median time of the op (alone up to 2^20 elements: a call's cost; ten
-back to back above: a call's device time); of the same expression in eager PyTorch
-(normalize_volume/normalize_volume_reference.py); of that expression under
-torch.compile; and of out.copy_(x), a plain device-to-device copy, which sets the
-bandwidth ceiling. GB/s counts the bytes
-the op must move (each input read once, the output written once); "% copy" is that
-bandwidth over the copy's, measured in the same run.
+On CUDA if a GPU is visible, else on the CPU; --dtype float16 times another dtype, --json
+results.json writes the results to a file too (--help lists every option).
+
+For each size: the median time of the op (alone up to 2^20 elements: a call's cost; ten back to back
+above: a call's device time); of the same expression in eager PyTorch
+(normalize_volume/normalize_volume_reference.py); of that expression under torch.compile; and of
+out.copy_(x), a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
+the op must move (each input read once, the output written once); "% copy" is that bandwidth over
+the copy's, measured in the same run.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
 from normalize_volume import DEBUG_BUILD
 from normalize_volume import normalize_volume as op
-from normalize_volume.normalize_volume_reference import reference
+from normalize_volume import normalize_volume_reference as reference_module
 
 DTYPES = {
     "uint16": torch.uint16,
@@ -57,8 +58,9 @@ def sample_us(fn, device: str, calls: int) -> float:
     return (time.perf_counter() - t0) * 1e6 / calls
 
 
-def medians_us(candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2,
-               min_rounds: int = 10) -> dict[str, float]:
+def medians_us(
+    candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2, min_rounds: int = 10
+) -> dict[str, float]:
     """The median sample_us of each candidate (name: function), after a warm-up.
 
     The candidates take turns, one sample each a round, so that a drift of the machine
@@ -135,11 +137,13 @@ def profiled(path: str | None, device: str):
             totals[average.key].add(average)
     on_device = torch.device(device).type == "cuda"
     table = EventList(totals.values(), use_device="cuda" if on_device else None)
-    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
-                      row_limit=30))
+    sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
+    print(table.table(sort_by=sort_by, row_limit=30))
     write_trace(profiles, path)
-    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
-          "https://ui.perfetto.dev or chrome://tracing")
+    print(
+        f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+        "https://ui.perfetto.dev or chrome://tracing"
+    )
 
 
 def write_trace(profiles: list, path: str) -> None:
@@ -161,16 +165,23 @@ def write_trace(profiles: list, path: str) -> None:
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """--json and --profile, which every benchmark takes."""
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
-    parser.add_argument("--profile", metavar="TRACE",
-                        help="also profile each candidate once more after timing it: print the "
-                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+    parser.add_argument(
+        "--profile",
+        metavar="TRACE",
+        help=(
+            "also profile each candidate once more after timing it: print the "
+            "kernel-time table, write the torch.profiler trace to TRACE (JSON)"
+        ),
+    )
 
 
 def warn_if_debug_build() -> None:
     if DEBUG_BUILD:
-        print("warning: normalize_volume is a debug build (NORMALIZE_VOLUME_DEBUG=1: -G -O0), "
-              "several times slower than a release build; rebuild without it to benchmark",
-              file=sys.stderr)
+        print(
+            "warning: normalize_volume is a debug build (NORMALIZE_VOLUME_DEBUG=1: -G -O0), "
+            "several times slower than a release build; rebuild without it to benchmark",
+            file=sys.stderr,
+        )
 
 
 def device_name(device: str) -> str:
@@ -181,15 +192,19 @@ def device_name(device: str) -> str:
 
 def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
     with open(path, "w") as f:
-        json.dump({
-            "op": "normalize_volume",
-            "dtype": dtype,
-            "device": device_name(device),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "date": datetime.date.today().isoformat(),
-            "rows": rows,
-        }, f, indent=2)
+        json.dump(
+            {
+                "op": op.__name__,
+                "dtype": dtype,
+                "device": device_name(device),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "date": datetime.date.today().isoformat(),
+                "rows": rows,
+            },
+            f,
+            indent=2,
+        )
 
 
 TENSOR_ARGS = ["vol"]
@@ -220,15 +235,16 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     first = inputs[TENSOR_ARGS[0]]
     copied = torch.empty_like(first)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
-    compiled = torch.compile(reference, fullgraph=True)
+    compiled = torch.compile(reference_module.reference, fullgraph=True)
     calls = 1 if n <= LATENCY_SIZE else 10
     label = f"2^{n.bit_length() - 1}"
-    times = time_all({
+    candidates = {
         "op": lambda: op(**inputs, **SCALARS),
-        "eager": lambda: reference(**inputs, **SCALARS),
+        "eager": lambda: reference_module.reference(**inputs, **SCALARS),
         "compile": lambda: compiled(**inputs, **SCALARS),
         "copy": lambda: copied.copy_(first),
-    }, device, label, calls)
+    }
+    times = time_all(candidates, device, label, calls)
     result = op(**inputs, **SCALARS)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
@@ -247,15 +263,24 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--min-log2", type=int, default=10, help="smallest size, log2 elements")
-    parser.add_argument("--max-log2", type=int, default=None,
-                        help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)")
+    parser.add_argument(
+        "--max-log2",
+        type=int,
+        default=None,
+        help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)",
+    )
     parser.add_argument("--step-log2", type=int, default=2)
-    parser.add_argument("--log2", type=int, nargs="+", metavar="N",
-                        help="exactly these sizes, log2 elements (instead of min/max/step)")
+    parser.add_argument(
+        "--log2",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="exactly these sizes, log2 elements (instead of min/max/step)",
+    )
     add_common_arguments(parser)
     args = parser.parse_args()
     max_log2 = args.max_log2 or (28 if args.device.startswith("cuda") else 24)
@@ -265,19 +290,23 @@ def main() -> None:
 
     warn_if_debug_build()
     rows = []
-    header = (f"{'elements':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} "
-              f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
-    print(f"normalize_volume {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    header = (
+        f"{'elements':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} "
+        f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}"
+    )
+    print(f"{op.__name__} {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(header)
     with profiled(args.profile, device_type):
         for log2 in sizes_log2:
             row = bench_size(1 << log2, dtype, device_type)
             rows.append(row)
-            print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-                  f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
-                  f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-                  f"{row['speedup_vs_compile']:>9.2f}",
-                  flush=True)
+            print(
+                f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+                f"{row['speedup_vs_compile']:>9.2f}",
+                flush=True,
+            )
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
 

@@ -1,8 +1,7 @@
 """The Python API of normalize_volume: a typed wrapper and fake kernels for tracing.
 
 The kernels are registered in C++ as torch.ops.normalize_volume.normalize_volume, in
-csrc/normalize_volume.cpp.
-This module adds what torch.compile needs on top of them.
+csrc/normalize_volume.cpp. This module adds what torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -12,10 +11,16 @@ from torch import Tensor
 
 __all__ = ["normalize_volume"]
 
-SUPPORTED_DTYPES = (torch.uint16, )
+SUPPORTED_DTYPES = (torch.uint16,)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.normalize_volume.normalize_volume.default
+
+def _library_op(name: str):
+    """torch.ops.normalize_volume.<name>, the op of that name that the library registers: looked up
+    once, since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.normalize_volume, name).default
+
+
+_forward = _library_op("normalize_volume")
 
 
 def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
@@ -41,8 +46,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -65,9 +72,9 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
-# The layout rule of the C++ kernels (csrc/normalize_volume.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/normalize_volume.cpp), for the fake kernels: tensors that
+# are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides
+# give results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1

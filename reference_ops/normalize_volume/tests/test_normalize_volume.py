@@ -14,11 +14,17 @@ from torch import Tensor
 
 from normalize_volume import WITH_CUDA
 from normalize_volume import normalize_volume as op
-from normalize_volume.normalize_volume_reference import reference
+from normalize_volume import normalize_volume_reference as reference_module
 
 from .conftest import DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
 
 DTYPES = [torch.uint16]
+
+
+def library_op(name: str):
+    """torch.ops.normalize_volume.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.normalize_volume, name).default
+
 
 # Input elements of each tensor per output element.
 ITEM = 1
@@ -27,6 +33,8 @@ ITEM = 1
 def input_shape(shape: tuple) -> tuple:
     """Each tensor input's shape for an output of `shape`."""
     return shape
+
+
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = torch.float32
 TENSOR_ARGS = ["vol"]
@@ -58,7 +66,9 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **scalars).double()
+    return reference_module.reference(
+        **{k: v.detach().double() for k, v in inputs.items()}, **scalars
+    ).double()
 
 
 def assert_close_to_float64_reference(
@@ -69,8 +79,12 @@ def assert_close_to_float64_reference(
     the output is float64, else in float32."""
     dtypes = [t.dtype for t in inputs.values()] + [out.dtype]
     computed_in = torch.float64 if torch.float64 in dtypes else torch.float32
-    assert_close_to_reference(out.double(), lambda: float64_reference(inputs, scalars),
-                              computed_in, **TOLERANCES[out.dtype])
+    assert_close_to_reference(
+        out.double(),
+        lambda: float64_reference(inputs, scalars),
+        computed_in,
+        **TOLERANCES[out.dtype],
+    )
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -189,7 +203,7 @@ def test_integer_inputs_under_autograd(device, dtype):
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=False)
-    torch.library.opcheck(torch.ops.normalize_volume.normalize_volume.default, positional(inputs))
+    torch.library.opcheck(library_op("normalize_volume"), positional(inputs))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -206,8 +220,12 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # with the sum's (which may be near 0).
     with torch.no_grad():
         atol = tolerance["rtol"] * (op(**inputs, **SCALARS) * 3).abs().sum().item()
-    torch.testing.assert_close(compiled(**inputs), loss(**inputs), rtol=tolerance["rtol"],
-                               atol=max(atol, tolerance["atol"]))
+    torch.testing.assert_close(
+        compiled(**inputs),
+        loss(**inputs),
+        rtol=tolerance["rtol"],
+        atol=max(atol, tolerance["atol"]),
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -222,8 +240,10 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
 def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
     # Inputs that share a dense layout are read as they are, and the output takes it, as
     # eager's elementwise ops do.
-    inputs = {name: t.contiguous(memory_format=torch.channels_last)
-              for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()}
+    inputs = {
+        name: t.contiguous(memory_format=torch.channels_last)
+        for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()
+    }
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
         out = op(**inputs, **SCALARS)
     copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]

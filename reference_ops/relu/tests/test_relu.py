@@ -14,11 +14,17 @@ from torch import Tensor
 
 from relu import WITH_CUDA
 from relu import relu as op
-from relu.relu_reference import reference
+from relu import relu_reference as reference_module
 
 from .conftest import DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def library_op(name: str):
+    """torch.ops.relu.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.relu, name).default
+
 
 # Input elements of each tensor per output element.
 ITEM = 1
@@ -27,6 +33,8 @@ ITEM = 1
 def input_shape(shape: tuple) -> tuple:
     """Each tensor input's shape for an output of `shape`."""
     return shape
+
+
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = None
 TENSOR_ARGS = ["x"]
@@ -60,7 +68,9 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **scalars).double()
+    return reference_module.reference(
+        **{k: v.detach().double() for k, v in inputs.items()}, **scalars
+    ).double()
 
 
 def assert_close_to_float64_reference(
@@ -71,8 +81,12 @@ def assert_close_to_float64_reference(
     the output is float64, else in float32."""
     dtypes = [t.dtype for t in inputs.values()] + [out.dtype]
     computed_in = torch.float64 if torch.float64 in dtypes else torch.float32
-    assert_close_to_reference(out.double(), lambda: float64_reference(inputs, scalars),
-                              computed_in, **TOLERANCES[out.dtype])
+    assert_close_to_reference(
+        out.double(),
+        lambda: float64_reference(inputs, scalars),
+        computed_in,
+        **TOLERANCES[out.dtype],
+    )
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -174,7 +188,7 @@ def test_a_backend_without_a_kernel_is_refused_naming_the_op():
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=True)
-    torch.library.opcheck(torch.ops.relu.relu.default, positional(inputs))
+    torch.library.opcheck(library_op("relu"), positional(inputs))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -191,8 +205,12 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # with the sum's (which may be near 0).
     with torch.no_grad():
         atol = tolerance["rtol"] * (op(**inputs, **SCALARS) * 3).abs().sum().item()
-    torch.testing.assert_close(compiled(**inputs), loss(**inputs), rtol=tolerance["rtol"],
-                               atol=max(atol, tolerance["atol"]))
+    torch.testing.assert_close(
+        compiled(**inputs),
+        loss(**inputs),
+        rtol=tolerance["rtol"],
+        atol=max(atol, tolerance["atol"]),
+    )
     grads = [inputs[name] for name in GRAD_ARGS]
     expected = torch.autograd.grad(loss(**inputs), grads)
     actual = torch.autograd.grad(compiled(**inputs), grads)
@@ -209,7 +227,9 @@ def test_gradients_match_float64_reference(device, dtype):
     actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
     expected = torch.autograd.grad(
-        reference(**inputs64, **SCALARS), [inputs64[name] for name in GRAD_ARGS], grad_out.double()
+        reference_module.reference(**inputs64, **SCALARS),
+        [inputs64[name] for name in GRAD_ARGS],
+        grad_out.double(),
     )
     for name, a, e in zip(GRAD_ARGS, actual, expected):
         assert a.dtype == dtype, name
@@ -224,7 +244,9 @@ def test_backward_with_a_non_contiguous_gradient(device):
     # sum() sends back an expanded gradient with zero strides.
     actual = torch.autograd.grad(op(**inputs, **SCALARS).sum(), inputs[GRAD_ARGS[0]])
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
-    expected = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[GRAD_ARGS[0]])
+    expected = torch.autograd.grad(
+        reference_module.reference(**inputs64, **SCALARS).sum(), inputs64[GRAD_ARGS[0]]
+    )
     torch.testing.assert_close(actual[0].double(), expected[0], **TOLERANCES[DTYPES[0]])
 
 
@@ -258,7 +280,9 @@ def test_autograd_records_the_op_only_when_a_gradient_is_needed(device):
         assert out.requires_grad and out.grad_fn is not None, name
         (actual,) = torch.autograd.grad(out.sum(), inputs[name])
         inputs64 = {k: v.detach().double().requires_grad_(k == name) for k, v in inputs.items()}
-        (expected,) = torch.autograd.grad(reference(**inputs64, **SCALARS).sum(), inputs64[name])
+        (expected,) = torch.autograd.grad(
+            reference_module.reference(**inputs64, **SCALARS).sum(), inputs64[name]
+        )
         torch.testing.assert_close(actual.double(), expected, **TOLERANCES[DTYPES[0]])
 
 
@@ -284,7 +308,7 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     wrt = [inputs[name] for name in GRAD_ARGS]
     out = op(**inputs, **SCALARS)
     grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
-    with pytest.raises(RuntimeError, match="relu is differentiable once"):
+    with pytest.raises(RuntimeError, match=f"{op.__name__} is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
 
 
@@ -304,16 +328,14 @@ def test_opcheck_backward_op(device):
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
     inputs = make_inputs((5, 7), DTYPES[0], device)
     args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
-    torch.library.opcheck(torch.ops.relu.relu_backward.default, args)
+    torch.library.opcheck(library_op("relu_backward"), args)
 
 
-
-# On CUDA, autograd saves what the gradients read of x (x > 0) as
-# bits (relu_forward_saving_mask) and its backward reads those
-# (relu_backward_from_mask): they must give what relu_backward gives from
-# x themselves, at sizes around a 32-bit word and a vector.
-FORWARD_SAVING_MASK = torch.ops.relu.relu_forward_saving_mask
-BACKWARD_FROM_MASK = torch.ops.relu.relu_backward_from_mask
+# On CUDA, autograd saves what the gradients read of x (x > 0) as bits (relu_forward_saving_mask)
+# and its backward reads those (relu_backward_from_mask): they must give what relu_backward gives
+# from x themselves, at sizes around a 32-bit word and a vector.
+FORWARD_SAVING_MASK = library_op("relu_forward_saving_mask")
+BACKWARD_FROM_MASK = library_op("relu_backward_from_mask")
 
 
 def check_saved_mask(inputs: dict[str, Tensor], grad: Tensor) -> None:
@@ -323,7 +345,8 @@ def check_saved_mask(inputs: dict[str, Tensor], grad: Tensor) -> None:
     assert mask.dtype == torch.int32
     assert mask.shape == (1, (first.numel() + 31) // 32)
     reads = [inputs[name] for name in GRAD_READS]
-    expected = torch.ops.relu.relu_backward(grad, *reads, *SCALARS.values())
+    backward = library_op("relu_backward")
+    expected = backward(grad, *reads, *SCALARS.values())
     actual = BACKWARD_FROM_MASK(grad, mask, *SCALARS.values())
     if isinstance(actual, Tensor):
         actual, expected = [actual], [expected]
@@ -360,10 +383,10 @@ def test_the_saved_mask_with_unaligned_inputs_and_gradients(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_saved_mask_ops(device):
     inputs = make_inputs((5, 7), DTYPES[0], device)
-    torch.library.opcheck(FORWARD_SAVING_MASK.default, positional(inputs))
+    torch.library.opcheck(FORWARD_SAVING_MASK, positional(inputs))
     _, mask = FORWARD_SAVING_MASK(*positional(inputs))
     grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
-    torch.library.opcheck(BACKWARD_FROM_MASK.default, (grad, mask, *SCALARS.values()))
+    torch.library.opcheck(BACKWARD_FROM_MASK, (grad, mask, *SCALARS.values()))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -386,7 +409,7 @@ def test_backward_from_mask_refuses_a_mask_of_another_shape():
     inputs = make_inputs((100,), DTYPES[0], "cpu")
     _, mask = FORWARD_SAVING_MASK(*positional(inputs))
     grad = torch.randn(200, dtype=DTYPES[0])  # 7 words a condition, not 4
-    says = r"relu_backward_from_mask: mask is torch.int32 of shape \[1, 4\]"
+    says = rf"{op.__name__}_backward_from_mask: mask is torch.int32 of shape \[1, 4\]"
     with pytest.raises(RuntimeError, match=says):
         BACKWARD_FROM_MASK(grad, mask, *SCALARS.values())
     grad = torch.randn(100, dtype=DTYPES[0])
@@ -396,10 +419,10 @@ def test_backward_from_mask_refuses_a_mask_of_another_shape():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_backward_op_rejects_bad_arguments_naming_them(device):
-    backward = torch.ops.relu.relu_backward.default
+    backward = library_op("relu_backward")
     grad = torch.randn(8, dtype=DTYPES[0], device=device)
     reads = [make_inputs((8,), DTYPES[0], device)[name] for name in GRAD_READS]
-    with pytest.raises(RuntimeError, match="relu_backward: grad has dtype torch.bool"):
+    with pytest.raises(RuntimeError, match=f"{op.__name__}_backward: grad has dtype torch.bool"):
         backward(grad.bool(), *reads, *SCALARS.values())
     last = GRAD_READS[-1]
     with pytest.raises(RuntimeError, match=rf"{last} has shape \[7\] but grad has shape \[8\]"):
@@ -425,8 +448,10 @@ def test_rejects_an_unsupported_dtype_naming_the_argument(device):
 def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
     # Inputs that share a dense layout are read as they are, and the output takes it, as
     # eager's elementwise ops do.
-    inputs = {name: t.contiguous(memory_format=torch.channels_last)
-              for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()}
+    inputs = {
+        name: t.contiguous(memory_format=torch.channels_last)
+        for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()
+    }
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
         out = op(**inputs, **SCALARS)
     copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
@@ -534,7 +559,7 @@ def test_inputs_on_a_device_other_than_the_current_one():
     assert out.device == torch.device("cuda:1")
     assert_matches_reference(inputs, out)
     # The backward op, called directly: autograd would run it on its own thread for cuda:1.
-    backward = torch.ops.relu.relu_backward.default
+    backward = library_op("relu_backward")
     grad = torch.randn(1025, dtype=DTYPES[0], device="cuda:1")
     args = (grad, *[inputs[name] for name in GRAD_READS], *SCALARS.values())
     with torch.cuda.device(0):

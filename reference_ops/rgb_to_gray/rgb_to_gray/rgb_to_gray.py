@@ -1,7 +1,6 @@
 """The Python API of rgb_to_gray: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.rgb_to_gray.rgb_to_gray, in
-csrc/rgb_to_gray.cpp.
+The kernels are registered in C++ as torch.ops.rgb_to_gray.rgb_to_gray, in csrc/rgb_to_gray.cpp.
 This module adds what torch.compile needs on top of them.
 """
 
@@ -12,10 +11,16 @@ from torch import Tensor
 
 __all__ = ["rgb_to_gray"]
 
-SUPPORTED_DTYPES = (torch.uint8, )
+SUPPORTED_DTYPES = (torch.uint8,)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.rgb_to_gray.rgb_to_gray.default
+
+def _library_op(name: str):
+    """torch.ops.rgb_to_gray.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.rgb_to_gray, name).default
+
+
+_forward = _library_op("rgb_to_gray")
 
 
 def rgb_to_gray(img: Tensor) -> Tensor:
@@ -40,8 +45,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -72,8 +79,10 @@ def _(img):
     _check_tensors("rgb_to_gray", img=img)
     torch._check(
         img.dim() >= 1 and img.shape[-1] == 3,
-        lambda: f"rgb_to_gray: img has shape {list(img.shape)}; its last dimension must hold "
-        "the 3 channels r, g, b",
+        lambda: (
+            f"rgb_to_gray: img has shape {list(img.shape)}; its last dimension must hold the 3 "
+            "channels r, g, b"
+        ),
     )
     shape = img.shape[:-1]
     return img.new_empty(shape)

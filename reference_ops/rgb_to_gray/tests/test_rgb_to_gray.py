@@ -14,11 +14,17 @@ from torch import Tensor
 
 from rgb_to_gray import WITH_CUDA
 from rgb_to_gray import rgb_to_gray as op
-from rgb_to_gray.rgb_to_gray_reference import reference
+from rgb_to_gray import rgb_to_gray_reference as reference_module
 
 from .conftest import DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
 
 DTYPES = [torch.uint8]
+
+
+def library_op(name: str):
+    """torch.ops.rgb_to_gray.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.rgb_to_gray, name).default
+
 
 # Images: the last dimension of every input holds the channels r, g, b.
 CHANNELS = 3
@@ -28,6 +34,8 @@ ITEM = CHANNELS  # input elements per output element: one pixel
 def input_shape(shape: tuple) -> tuple:
     """Each image's shape for an output of `shape`: a channel dimension more."""
     return (*shape, CHANNELS)
+
+
 # The output's dtype; None: the inputs' dtype.
 OUT_DTYPE = None
 TENSOR_ARGS = ["img"]
@@ -58,7 +66,9 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **scalars).double()
+    return reference_module.reference(
+        **{k: v.detach().double() for k, v in inputs.items()}, **scalars
+    ).double()
 
 
 def assert_close_to_float64_reference(
@@ -69,8 +79,12 @@ def assert_close_to_float64_reference(
     the output is float64, else in float32."""
     dtypes = [t.dtype for t in inputs.values()] + [out.dtype]
     computed_in = torch.float64 if torch.float64 in dtypes else torch.float32
-    assert_close_to_reference(out.double(), lambda: float64_reference(inputs, scalars),
-                              computed_in, **TOLERANCES[out.dtype])
+    assert_close_to_reference(
+        out.double(),
+        lambda: float64_reference(inputs, scalars),
+        computed_in,
+        **TOLERANCES[out.dtype],
+    )
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -182,7 +196,7 @@ def test_integer_inputs_under_autograd(device, dtype):
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=False)
-    torch.library.opcheck(torch.ops.rgb_to_gray.rgb_to_gray.default, positional(inputs))
+    torch.library.opcheck(library_op("rgb_to_gray"), positional(inputs))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -199,8 +213,12 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # with the sum's (which may be near 0).
     with torch.no_grad():
         atol = tolerance["rtol"] * (op(**inputs, **SCALARS) * 3).abs().sum().item()
-    torch.testing.assert_close(compiled(**inputs), loss(**inputs), rtol=tolerance["rtol"],
-                               atol=max(atol, tolerance["atol"]))
+    torch.testing.assert_close(
+        compiled(**inputs),
+        loss(**inputs),
+        rtol=tolerance["rtol"],
+        atol=max(atol, tolerance["atol"]),
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)

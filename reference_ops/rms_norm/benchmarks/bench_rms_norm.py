@@ -1,15 +1,16 @@
 """Benchmark rms_norm against eager PyTorch, torch.compile and a plain copy.
 
-    python benchmarks/bench_rms_norm.py                 # CUDA if visible, else CPU
-    python benchmarks/bench_rms_norm.py --dtype bfloat16 --shapes 4096x4096 8x131072
+    python benchmarks/bench_rms_norm.py
+
+On CUDA if a GPU is visible, else on the CPU; --dtype bfloat16 times another dtype,
+--shapes 4096x4096 8x131072 other shapes (--help lists every option).
 
 For each shape (rows x n): the median time of the op, of the same op in eager PyTorch
-(rms_norm/rms_norm_reference.py), of that under torch.compile, and of a plain
-device-to-device copy of the rows, which sets the bandwidth ceiling. GB/s counts the
-bytes the op must move (each row tensor read once, the output written once); "% copy" is
-that bandwidth over the copy's, measured in the same run.
-Also a forward and backward pass (torch.autograd.grad) of the op, of eager PyTorch and of
-torch.compile.
+(rms_norm/rms_norm_reference.py), of that under torch.compile, and of a plain device-to-device copy
+of the rows, which sets the bandwidth ceiling. GB/s counts the bytes the op must move (each row
+tensor read once, the output written once); "% copy" is that bandwidth over the copy's, measured in
+the same run. Also a forward and backward pass (torch.autograd.grad) of the op, of eager PyTorch and
+of torch.compile.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
 from rms_norm import DEBUG_BUILD
 from rms_norm import rms_norm as op
-from rms_norm.rms_norm_reference import reference
+from rms_norm import rms_norm_reference as reference_module
 
 DTYPES = {
     "float32": torch.float32,
@@ -60,8 +61,9 @@ def sample_us(fn, device: str, calls: int) -> float:
     return (time.perf_counter() - t0) * 1e6 / calls
 
 
-def medians_us(candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2,
-               min_rounds: int = 10) -> dict[str, float]:
+def medians_us(
+    candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2, min_rounds: int = 10
+) -> dict[str, float]:
     """The median sample_us of each candidate (name: function), after a warm-up.
 
     The candidates take turns, one sample each a round, so that a drift of the machine
@@ -138,11 +140,13 @@ def profiled(path: str | None, device: str):
             totals[average.key].add(average)
     on_device = torch.device(device).type == "cuda"
     table = EventList(totals.values(), use_device="cuda" if on_device else None)
-    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
-                      row_limit=30))
+    sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
+    print(table.table(sort_by=sort_by, row_limit=30))
     write_trace(profiles, path)
-    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
-          "https://ui.perfetto.dev or chrome://tracing")
+    print(
+        f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+        "https://ui.perfetto.dev or chrome://tracing"
+    )
 
 
 def write_trace(profiles: list, path: str) -> None:
@@ -164,16 +168,23 @@ def write_trace(profiles: list, path: str) -> None:
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """--json and --profile, which every benchmark takes."""
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
-    parser.add_argument("--profile", metavar="TRACE",
-                        help="also profile each candidate once more after timing it: print the "
-                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+    parser.add_argument(
+        "--profile",
+        metavar="TRACE",
+        help=(
+            "also profile each candidate once more after timing it: print the "
+            "kernel-time table, write the torch.profiler trace to TRACE (JSON)"
+        ),
+    )
 
 
 def warn_if_debug_build() -> None:
     if DEBUG_BUILD:
-        print("warning: rms_norm is a debug build (RMS_NORM_DEBUG=1: -G -O0), "
-              "several times slower than a release build; rebuild without it to benchmark",
-              file=sys.stderr)
+        print(
+            "warning: rms_norm is a debug build (RMS_NORM_DEBUG=1: -G -O0), several times slower "
+            "than a release build; rebuild without it to benchmark",
+            file=sys.stderr,
+        )
 
 
 def device_name(device: str) -> str:
@@ -184,15 +195,19 @@ def device_name(device: str) -> str:
 
 def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
     with open(path, "w") as f:
-        json.dump({
-            "op": "rms_norm",
-            "dtype": dtype,
-            "device": device_name(device),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "date": datetime.date.today().isoformat(),
-            "rows": rows,
-        }, f, indent=2)
+        json.dump(
+            {
+                "op": op.__name__,
+                "dtype": dtype,
+                "device": device_name(device),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "date": datetime.date.today().isoformat(),
+                "rows": rows,
+            },
+            f,
+            indent=2,
+        )
 
 
 ROW_ARGS = ["x"]
@@ -203,19 +218,22 @@ DEFAULT_SHAPES = ["4096x4096", "32768x4096", "4096x16384", "8x131072"]
 
 
 def bench_shape(rows: int, n: int, dtype: torch.dtype, device: str) -> dict:
-    inputs = {name: torch.randn((rows, n) if name in ROW_ARGS else (n,), dtype=dtype, device=device)
-              for name in ROW_ARGS + COLUMN_ARGS}
+    inputs = {
+        name: torch.randn((rows, n) if name in ROW_ARGS else (n,), dtype=dtype, device=device)
+        for name in ROW_ARGS + COLUMN_ARGS
+    }
     first = inputs[ROW_ARGS[0]]
     copied = torch.empty_like(first)
     torch._dynamo.reset()  # a fresh compile per shape, never a recompile limit
-    compiled = torch.compile(reference, fullgraph=True)
+    compiled = torch.compile(reference_module.reference, fullgraph=True)
     calls, label = 10, f"{rows}x{n}"
-    times = time_all({
+    candidates = {
         "op": lambda: op(**inputs, **SCALARS),
-        "eager": lambda: reference(**inputs, **SCALARS),
+        "eager": lambda: reference_module.reference(**inputs, **SCALARS),
         "compile": lambda: compiled(**inputs, **SCALARS),
         "copy": lambda: copied.copy_(first),
-    }, device, label, calls)
+    }
+    times = time_all(candidates, device, label, calls)
     leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
     differentiable = [leaves[name] for name in GRAD_ARGS]
     grad_out = torch.randn_like(first)
@@ -223,11 +241,12 @@ def bench_shape(rows: int, n: int, dtype: torch.dtype, device: str) -> dict:
     def forward_backward(fn):
         return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
 
-    times |= time_all({
+    candidates = {
         "op_fwd_bwd": forward_backward(op),
-        "eager_fwd_bwd": forward_backward(reference),
+        "eager_fwd_bwd": forward_backward(reference_module.reference),
         "compile_fwd_bwd": forward_backward(compiled),
-    }, device, label, calls)
+    }
+    times |= time_all(candidates, device, label, calls)
     op_bytes = (len(ROW_ARGS) + 1) * first.numel() * first.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()
     op_gbps = op_bytes / times["op"] / 1e3
@@ -244,11 +263,15 @@ def bench_shape(rows: int, n: int, dtype: torch.dtype, device: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--shapes", nargs="+", metavar="ROWSxN",
-                        help=f"default {' '.join(DEFAULT_SHAPES)} on CUDA, 1024x1024 on the CPU")
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        metavar="ROWSxN",
+        help=f"default {' '.join(DEFAULT_SHAPES)} on CUDA, 1024x1024 on the CPU",
+    )
     add_common_arguments(parser)
     args = parser.parse_args()
     device_type = torch.device(args.device).type
@@ -257,21 +280,25 @@ def main() -> None:
 
     warn_if_debug_build()
     results = []
-    print(f"rms_norm {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
-    print(f"{'shape':>12} {'op us':>10} {'eager us':>10} {'compile us':>10} {'copy us':>10} "
-          f"{'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
+    print(f"{op.__name__} {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    print(
+        f"{'shape':>12} {'op us':>10} {'eager us':>10} {'compile us':>10} {'copy us':>10} "
+        f"{'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}"
+    )
     with profiled(args.profile, device_type):
         for shape in shapes:
             rows, n = (int(v) for v in shape.lower().split("x"))
             row = bench_shape(rows, n, dtype, device_type)
             results.append(row)
-            print(f"{shape:>12} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-                  f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
-                  f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-                  f"{row['speedup_vs_compile']:>9.2f}"
-                  f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
-                  f"compile {row['compile_fwd_bwd_us']:.2f}",
-                  flush=True)
+            print(
+                f"{shape:>12} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+                f"{row['speedup_vs_compile']:>9.2f}"
+                f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, eager {row['eager_fwd_bwd_us']:.2f}, "
+                f"compile {row['compile_fwd_bwd_us']:.2f}",
+                flush=True,
+            )
     if args.json:
         write_json(args.json, args.dtype, args.device, results)
 

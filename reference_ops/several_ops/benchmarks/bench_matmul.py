@@ -1,7 +1,9 @@
 """Benchmark matmul against cuBLAS (torch.mm, TF32 off) and torch.compile.
 
-    python benchmarks/bench_matmul.py                 # CUDA if visible, else CPU
-    python benchmarks/bench_matmul.py --dtype float16 --json results.json
+    python benchmarks/bench_matmul.py
+
+On CUDA if a GPU is visible, else on the CPU; --dtype float16 times another dtype, --json
+results.json writes the results to a file too (--help lists every option).
 
 For square M = N = K from 256 to 4096, and sizes no tile divides: the median time of the
 op, of torch.mm (cuBLAS on CUDA, with TF32 off so that float32 means float32) and of
@@ -27,7 +29,7 @@ from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
 from several_ops import DEBUG_BUILD
 from several_ops import matmul as op
-from several_ops.matmul_reference import reference
+from several_ops import matmul_reference as reference_module
 
 DTYPES = {
     "float32": torch.float32,
@@ -57,8 +59,9 @@ def sample_us(fn, device: str, calls: int) -> float:
     return (time.perf_counter() - t0) * 1e6 / calls
 
 
-def medians_us(candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2,
-               min_rounds: int = 10) -> dict[str, float]:
+def medians_us(
+    candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2, min_rounds: int = 10
+) -> dict[str, float]:
     """The median sample_us of each candidate (name: function), after a warm-up.
 
     The candidates take turns, one sample each a round, so that a drift of the machine
@@ -135,11 +138,13 @@ def profiled(path: str | None, device: str):
             totals[average.key].add(average)
     on_device = torch.device(device).type == "cuda"
     table = EventList(totals.values(), use_device="cuda" if on_device else None)
-    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
-                      row_limit=30))
+    sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
+    print(table.table(sort_by=sort_by, row_limit=30))
     write_trace(profiles, path)
-    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
-          "https://ui.perfetto.dev or chrome://tracing")
+    print(
+        f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+        "https://ui.perfetto.dev or chrome://tracing"
+    )
 
 
 def write_trace(profiles: list, path: str) -> None:
@@ -161,16 +166,23 @@ def write_trace(profiles: list, path: str) -> None:
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """--json and --profile, which every benchmark takes."""
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
-    parser.add_argument("--profile", metavar="TRACE",
-                        help="also profile each candidate once more after timing it: print the "
-                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+    parser.add_argument(
+        "--profile",
+        metavar="TRACE",
+        help=(
+            "also profile each candidate once more after timing it: print the "
+            "kernel-time table, write the torch.profiler trace to TRACE (JSON)"
+        ),
+    )
 
 
 def warn_if_debug_build() -> None:
     if DEBUG_BUILD:
-        print("warning: several_ops is a debug build (SEVERAL_OPS_DEBUG=1: -G -O0), "
-              "several times slower than a release build; rebuild without it to benchmark",
-              file=sys.stderr)
+        print(
+            "warning: several_ops is a debug build (SEVERAL_OPS_DEBUG=1: -G -O0), several times "
+            "slower than a release build; rebuild without it to benchmark",
+            file=sys.stderr,
+        )
 
 
 def device_name(device: str) -> str:
@@ -181,32 +193,44 @@ def device_name(device: str) -> str:
 
 def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
     with open(path, "w") as f:
-        json.dump({
-            "op": "matmul",
-            "dtype": dtype,
-            "device": device_name(device),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "date": datetime.date.today().isoformat(),
-            "rows": rows,
-        }, f, indent=2)
+        json.dump(
+            {
+                "op": op.__name__,
+                "dtype": dtype,
+                "device": device_name(device),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "date": datetime.date.today().isoformat(),
+                "rows": rows,
+            },
+            f,
+            indent=2,
+        )
 
 
 # Square sizes, and sizes that no 64-wide tile divides.
-SIZES = [(256, 256, 256), (512, 512, 512), (1000, 1000, 1000), (1024, 1024, 1024),
-         (2048, 2048, 2048), (4096, 4096, 4096), (4099, 1027, 2053)]
+SIZES = [
+    (256, 256, 256),
+    (512, 512, 512),
+    (1000, 1000, 1000),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (4099, 1027, 2053),
+]
 
 
 def bench_size(m: int, k: int, n: int, dtype: torch.dtype, device: str) -> dict:
     a = torch.randn(m, k, dtype=dtype, device=device)
     b = torch.randn(k, n, dtype=dtype, device=device)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
-    compiled = torch.compile(reference, fullgraph=True)
-    times = time_all({
+    compiled = torch.compile(reference_module.reference, fullgraph=True)
+    candidates = {
         "op": lambda: op(a, b),
         "cublas": lambda: torch.mm(a, b),
         "compile": lambda: compiled(a, b),
-    }, device, f"{m}x{k}x{n}")
+    }
+    times = time_all(candidates, device, f"{m}x{k}x{n}")
     flops = 2 * m * n * k
     tflops = {key: flops / t / 1e6 for key, t in times.items()}
     return {
@@ -218,11 +242,15 @@ def bench_size(m: int, k: int, n: int, dtype: torch.dtype, device: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--max-size", type=int, default=None,
-                        help="skip sizes with a side above this (default: 1024 on the CPU)")
+    parser.add_argument(
+        "--max-size",
+        type=int,
+        default=None,
+        help="skip sizes with a side above this (default: 1024 on the CPU)",
+    )
     add_common_arguments(parser)
     args = parser.parse_args()
     device_type = torch.device(args.device).type
@@ -233,18 +261,23 @@ def main() -> None:
 
     warn_if_debug_build()
     rows = []
-    print(f"matmul {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
-    print(f"{'M x K x N':>18} {'op us':>10} {'cuBLAS us':>10} {'compile us':>10} "
-          f"{'op TFLOP/s':>10} {'cuBLAS':>8} {'% cuBLAS':>8}")
+    print(f"{op.__name__} {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    print(
+        f"{'M x K x N':>18} {'op us':>10} {'cuBLAS us':>10} {'compile us':>10} "
+        f"{'op TFLOP/s':>10} {'cuBLAS':>8} {'% cuBLAS':>8}"
+    )
     with profiled(args.profile, device_type):
         for m, k, n in SIZES:
             if max(m, k, n) > max_size:
                 continue
             row = bench_size(m, k, n, DTYPES[args.dtype], device_type)
             rows.append(row)
-            print(f"{f'{m}x{k}x{n}':>18} {row['op_us']:>10.1f} {row['cublas_us']:>10.1f} "
-                  f"{row['compile_us']:>10.1f} {row['op_TFLOPs']:>10.2f} "
-                  f"{row['cublas_TFLOPs']:>8.2f} {row['percent_of_cublas']:>8.1f}", flush=True)
+            print(
+                f"{f'{m}x{k}x{n}':>18} {row['op_us']:>10.1f} {row['cublas_us']:>10.1f} "
+                f"{row['compile_us']:>10.1f} {row['op_TFLOPs']:>10.2f} "
+                f"{row['cublas_TFLOPs']:>8.2f} {row['percent_of_cublas']:>8.1f}",
+                flush=True,
+            )
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
 

@@ -2,9 +2,9 @@
 
     from several_ops import relu, fused_axpby, matmul
 
-With SEVERAL_OPS_JIT=1 the import compiles csrc/ itself (see _jit.py) instead of loading
-the library that `pip install --no-build-isolation -e .` built. WITH_CUDA says whether the
-library has CUDA kernels, DEBUG_BUILD whether it is a debug build (SEVERAL_OPS_DEBUG=1).
+With SEVERAL_OPS_JIT=1 the import compiles csrc/ itself (see _jit.py) instead of loading the library
+that `pip install --no-build-isolation -e .` built. WITH_CUDA says whether the library has CUDA
+kernels, DEBUG_BUILD whether it is a debug build (SEVERAL_OPS_DEBUG=1).
 """
 
 # torch first: it loads libc10 and libtorch, which the compiled library links against.
@@ -27,8 +27,8 @@ else:
     from . import _C, _build_info  # noqa: F401
 
     WITH_CUDA = _build_info.WITH_CUDA
-    # A debug build (SEVERAL_OPS_DEBUG=1, see _toolchain.py); a _build_info.py
-    # without DEBUG was written before it was recorded, by a release build.
+    # A debug build (SEVERAL_OPS_DEBUG=1, see _toolchain.py); a _build_info.py without DEBUG was
+    # written before it was recorded, by a release build.
     DEBUG_BUILD = getattr(_build_info, "DEBUG", False)
 
 from .fused_axpby import fused_axpby  # noqa: E402

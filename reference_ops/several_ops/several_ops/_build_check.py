@@ -15,14 +15,14 @@ def check_build() -> None:
     try:
         from . import _build_info
     except ImportError:
-        raise ImportError(f"several_ops has not been built; {_REBUILD}") from None
+        raise ImportError(f"{__package__} has not been built; {_REBUILD}") from None
     if _build_info.TORCH_VERSION != torch.__version__:
         raise ImportError(
-            f"several_ops was built against torch {_build_info.TORCH_VERSION} but torch "
+            f"{__package__} was built against torch {_build_info.TORCH_VERSION} but torch "
             f"{torch.__version__} is installed; {_REBUILD}"
         )
     if _build_info.TORCH_CUDA_VERSION != torch.version.cuda:
         raise ImportError(
-            f"several_ops was built against torch for CUDA {_build_info.TORCH_CUDA_VERSION} "
+            f"{__package__} was built against torch for CUDA {_build_info.TORCH_CUDA_VERSION} "
             f"but this torch is for CUDA {torch.version.cuda}; {_REBUILD}"
         )

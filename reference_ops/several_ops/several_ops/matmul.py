@@ -1,8 +1,8 @@
 """The Python API of matmul: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.several_ops.matmul, in csrc/matmul.cpp.
-Autograd is registered in C++ too, in csrc/matmul_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.several_ops.matmul, in csrc/matmul.cpp. Autograd is
+registered in C++ too, in csrc/matmul_autograd.cpp. This module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -12,10 +12,16 @@ from torch import Tensor
 
 __all__ = ["matmul"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.several_ops.matmul.default
+
+def _library_op(name: str):
+    """torch.ops.several_ops.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.several_ops, name).default
+
+
+_forward = _library_op("matmul")
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -42,8 +48,10 @@ def _check_matrices(op: str, a_name: str, a: Tensor, b_name: str, b: Tensor) -> 
     for name, t in ((a_name, a), (b_name, b)):
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dim() == 2,
@@ -58,8 +66,10 @@ def _check_matrices(op: str, a_name: str, a: Tensor, b_name: str, b: Tensor) -> 
     )
     torch._check(
         a.shape[1] == b.shape[0],
-        lambda: f"{op}: {a_name} has shape {list(a.shape)} and {b_name} has shape {list(b.shape)}; "
-        f"the columns of {a_name} must match the rows of {b_name}",
+        lambda: (
+            f"{op}: {a_name} has shape {list(a.shape)} and {b_name} has shape {list(b.shape)}; "
+            f"the columns of {a_name} must match the rows of {b_name}"
+        ),
     )
 
 
@@ -79,6 +89,5 @@ def _(grad, a, b):
     return a.new_empty(a.shape), b.new_empty(b.shape)
 
 
-# Autograd is registered in C++ (csrc/matmul_autograd.cpp): da = grad @ bᵀ and
-# db = aᵀ @ grad, computed by the same kernel, as a custom op of its own so that it
-# also runs under torch.compile.
+# Autograd is registered in C++ (csrc/matmul_autograd.cpp): da = grad @ bᵀ and db = aᵀ @ grad,
+# computed by the same kernel, as a custom op of its own so that it also runs under torch.compile.

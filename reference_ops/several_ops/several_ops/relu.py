@@ -1,8 +1,8 @@
 """The Python API of relu: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.several_ops.relu, in csrc/relu.cpp.
-Autograd is registered in C++ too, in csrc/relu_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.several_ops.relu, in csrc/relu.cpp. Autograd is
+registered in C++ too, in csrc/relu_autograd.cpp. This module adds what torch.compile needs on top
+of them.
 """
 
 from __future__ import annotations
@@ -12,10 +12,16 @@ from torch import Tensor
 
 __all__ = ["relu"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.several_ops.relu.default
+
+def _library_op(name: str):
+    """torch.ops.several_ops.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.several_ops, name).default
+
+
+_forward = _library_op("relu")
 
 
 def relu(x: Tensor) -> Tensor:
@@ -42,8 +48,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -66,9 +74,9 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
-# The layout rule of the C++ kernels (csrc/relu.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/relu.cpp), for the fake kernels: tensors that are all
+# dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides give
+# results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
@@ -132,12 +140,12 @@ def _(grad, mask):
     if mask.dtype != torch.int32 or mask.device != grad.device or tuple(mask.shape) != _expected:
         raise RuntimeError(
             f"relu_backward_from_mask: mask is {mask.dtype} of shape {list(mask.shape)} on "
-            f"{mask.device}; expected the contiguous torch.int32 tensor of shape {list(_expected)} "
-            f"on {grad.device} that relu_forward_saving_mask returned for an output of "
-            "grad's shape"
+            f"{mask.device}; expected the contiguous torch.int32 tensor of shape "
+            f"{list(_expected)} on {grad.device} that relu_forward_saving_mask returned for an "
+            "output of grad's shape"
         )
     return grad.new_empty(grad.shape)
 
 
-# Autograd is registered in C++ (csrc/relu_autograd.cpp): the backward is a custom
-# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/relu_autograd.cpp): the backward is a custom op of its own
+# with CPU and CUDA kernels, so it also runs under torch.compile.

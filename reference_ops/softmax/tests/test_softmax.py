@@ -14,11 +14,17 @@ from torch import Tensor
 
 from softmax import WITH_CUDA
 from softmax import softmax as op
-from softmax.softmax_reference import reference
+from softmax import softmax_reference as reference_module
 
 from .conftest import DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def library_op(name: str):
+    """torch.ops.softmax.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.softmax, name).default
+
 
 # Tensors holding rows (shape (..., n)) and per-column tensors (shape (n,)).
 ROW_ARGS = ["x"]
@@ -34,10 +40,16 @@ GRAD_ARGS = ["x"]
 # gradients (sums of products that partly cancel) by these fractions of the largest
 # gradient.
 ROW_TOLERANCES = {
-    torch.float64: 1e-10, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3
+    torch.float64: 1e-10,
+    torch.float32: 1e-5,
+    torch.float16: 1e-3,
+    torch.bfloat16: 8e-3,
 }
 GRAD_TOLERANCES = {
-    torch.float64: 1e-10, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2
+    torch.float64: 1e-10,
+    torch.float32: 1e-4,
+    torch.float16: 1e-2,
+    torch.bfloat16: 5e-2,
 }
 # The op's name, as its error messages begin.
 NAME = "softmax"
@@ -58,7 +70,9 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS)
+    return reference_module.reference(
+        **{k: v.detach().double() for k, v in inputs.items()}, **SCALARS
+    )
 
 
 def positional(inputs: dict[str, Tensor]) -> tuple:
@@ -75,8 +89,13 @@ def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
     # The kernels compute in float64 for float64 rows, else in float32; either side of a
     # rounding step passes (conftest.assert_close_to_reference).
     computed_in = torch.float64 if out.dtype == torch.float64 else torch.float32
-    assert_close_to_reference(out.double(), lambda: float64_reference(inputs), computed_in,
-                              rtol=TOLERANCES[out.dtype]["rtol"], atol=scale)
+    assert_close_to_reference(
+        out.double(),
+        lambda: float64_reference(inputs),
+        computed_in,
+        rtol=TOLERANCES[out.dtype]["rtol"],
+        atol=scale,
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -142,8 +161,10 @@ def test_views_with_a_storage_offset(device, dtype):
     # Offsets that break 16-byte alignment send the CUDA kernels down the element path.
     base = make_inputs((4 * 1024 + 8,), dtype, device)
     for offset in (1, 2, 3, 8):
-        inputs = {k: v[offset:][: 4 * 1024].view(4, 1024) if k in ROW_ARGS else v[offset:][:1024]
-                  for k, v in base.items()}
+        inputs = {
+            k: v[offset:][: 4 * 1024].view(4, 1024) if k in ROW_ARGS else v[offset:][:1024]
+            for k, v in base.items()
+        }
         assert inputs[ROW_ARGS[0]].storage_offset() == offset
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
@@ -181,7 +202,7 @@ def test_bad_arguments_are_refused_naming_them(device):
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=True)
-    torch.library.opcheck(torch.ops.softmax.softmax.default, positional(inputs))
+    torch.library.opcheck(library_op("softmax"), positional(inputs))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -202,8 +223,12 @@ def test_torch_compile_fullgraph_matches_eager(device):
     # with the sum's (which may be near 0).
     with torch.no_grad():
         atol = tolerance["rtol"] * terms(**inputs).abs().sum().item()
-    torch.testing.assert_close(compiled(**inputs), loss(**inputs), rtol=tolerance["rtol"],
-                               atol=max(atol, tolerance["atol"]))
+    torch.testing.assert_close(
+        compiled(**inputs),
+        loss(**inputs),
+        rtol=tolerance["rtol"],
+        atol=max(atol, tolerance["atol"]),
+    )
     grads = [inputs[name] for name in GRAD_ARGS]
     expected = torch.autograd.grad(loss(**inputs), grads)
     actual = torch.autograd.grad(compiled(**inputs), grads)
@@ -214,7 +239,7 @@ def test_torch_compile_fullgraph_matches_eager(device):
 def expected_gradients(inputs: dict[str, Tensor], grad_out: Tensor) -> list[Tensor]:
     """Autograd of the reference in float64 on the same (rounded) values."""
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
-    out = reference(**inputs64, **SCALARS)
+    out = reference_module.reference(**inputs64, **SCALARS)
     return list(torch.autograd.grad(out, [inputs64[name] for name in GRAD_ARGS], grad_out.double()))
 
 
@@ -222,8 +247,9 @@ def assert_gradients_match(inputs: dict[str, Tensor], grad_out: Tensor, actual) 
     for name, a, e in zip(GRAD_ARGS, actual, expected_gradients(inputs, grad_out)):
         assert a.dtype == inputs[name].dtype and a.shape == inputs[name].shape, name
         scale = GRAD_TOLERANCES[a.dtype] * (e.abs().max().item() + 1e-3)
-        torch.testing.assert_close(a.double(), e, rtol=0, atol=scale,
-                                   msg=lambda m, name=name: f"gradient of {name}: {m}")
+        torch.testing.assert_close(
+            a.double(), e, rtol=0, atol=scale, msg=lambda m, name=name: f"gradient of {name}: {m}"
+        )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -315,7 +341,7 @@ def test_opcheck_backward_op(device):
     # The backward reads the forward's output, y, and the column tensors (csrc/softmax_math.h).
     y = op(**inputs, **SCALARS)
     args = (grad, y, *[inputs[name] for name in COLUMN_ARGS], *SCALARS.values())
-    torch.library.opcheck(torch.ops.softmax.softmax_backward.default, args)
+    torch.library.opcheck(library_op("softmax_backward"), args)
 
 
 @needs_cuda

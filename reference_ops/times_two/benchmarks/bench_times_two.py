@@ -1,16 +1,18 @@
 """Benchmark times_two against eager PyTorch, torch.compile and a plain copy.
 
-    python benchmarks/bench_times_two.py                 # CUDA if visible, else CPU
-    python benchmarks/bench_times_two.py --dtype float16 --json results.json
+    python benchmarks/bench_times_two.py
 
-For each size: the median time of the op (alone up to 2^20 elements: a call's cost; ten
-back to back above: a call's device time); of the same expression in eager PyTorch
-(times_two/times_two_reference.py); of that expression under torch.compile; and of
-out.copy_(x), a plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes
-the op must move (each input read once, the output written once); "% copy" is that
-bandwidth over the copy's, measured in the same run. Also a forward and backward pass
-(torch.autograd.grad) of the op and of eager PyTorch: at small sizes, where launches and
-dispatch dominate, that is what a training step pays per call.
+On CUDA if a GPU is visible, else on the CPU; --dtype float16 times another dtype, --json
+results.json writes the results to a file too (--help lists every option).
+
+For each size: the median time of the op (alone up to 2^20 elements: a call's cost; ten back to back
+above: a call's device time); of the same expression in eager PyTorch
+(times_two/times_two_reference.py); of that expression under torch.compile; and of out.copy_(x), a
+plain device-to-device copy, which sets the bandwidth ceiling. GB/s counts the bytes the op must
+move (each input read once, the output written once); "% copy" is that bandwidth over the copy's,
+measured in the same run. Also a forward and backward pass (torch.autograd.grad) of the op and of
+eager PyTorch: at small sizes, where launches and dispatch dominate, that is what a training step
+pays per call.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from torch.autograd.profiler_util import EventList, FunctionEventAvg
 
 from times_two import DEBUG_BUILD
 from times_two import times_two as op
-from times_two.times_two_reference import reference
+from times_two import times_two_reference as reference_module
 
 DTYPES = {
     "float32": torch.float32,
@@ -61,8 +63,9 @@ def sample_us(fn, device: str, calls: int) -> float:
     return (time.perf_counter() - t0) * 1e6 / calls
 
 
-def medians_us(candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2,
-               min_rounds: int = 10) -> dict[str, float]:
+def medians_us(
+    candidates: dict, device: str, calls: int = 1, min_seconds: float = 0.2, min_rounds: int = 10
+) -> dict[str, float]:
     """The median sample_us of each candidate (name: function), after a warm-up.
 
     The candidates take turns, one sample each a round, so that a drift of the machine
@@ -139,11 +142,13 @@ def profiled(path: str | None, device: str):
             totals[average.key].add(average)
     on_device = torch.device(device).type == "cuda"
     table = EventList(totals.values(), use_device="cuda" if on_device else None)
-    print(table.table(sort_by="self_device_time_total" if on_device else "self_cpu_time_total",
-                      row_limit=30))
+    sort_by = "self_device_time_total" if on_device else "self_cpu_time_total"
+    print(table.table(sort_by=sort_by, row_limit=30))
     write_trace(profiles, path)
-    print(f"trace of {len(profiles)} profiled passes written to {path}: open it in "
-          "https://ui.perfetto.dev or chrome://tracing")
+    print(
+        f"trace of {len(profiles)} profiled passes written to {path}: open it in "
+        "https://ui.perfetto.dev or chrome://tracing"
+    )
 
 
 def write_trace(profiles: list, path: str) -> None:
@@ -165,16 +170,23 @@ def write_trace(profiles: list, path: str) -> None:
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """--json and --profile, which every benchmark takes."""
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
-    parser.add_argument("--profile", metavar="TRACE",
-                        help="also profile each candidate once more after timing it: print the "
-                             "kernel-time table, write the torch.profiler trace to TRACE (JSON)")
+    parser.add_argument(
+        "--profile",
+        metavar="TRACE",
+        help=(
+            "also profile each candidate once more after timing it: print the "
+            "kernel-time table, write the torch.profiler trace to TRACE (JSON)"
+        ),
+    )
 
 
 def warn_if_debug_build() -> None:
     if DEBUG_BUILD:
-        print("warning: times_two is a debug build (TIMES_TWO_DEBUG=1: -G -O0), "
-              "several times slower than a release build; rebuild without it to benchmark",
-              file=sys.stderr)
+        print(
+            "warning: times_two is a debug build (TIMES_TWO_DEBUG=1: -G -O0), several times "
+            "slower than a release build; rebuild without it to benchmark",
+            file=sys.stderr,
+        )
 
 
 def device_name(device: str) -> str:
@@ -185,15 +197,19 @@ def device_name(device: str) -> str:
 
 def write_json(path: str, dtype: str, device: str, rows: list[dict]) -> None:
     with open(path, "w") as f:
-        json.dump({
-            "op": "times_two",
-            "dtype": dtype,
-            "device": device_name(device),
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "date": datetime.date.today().isoformat(),
-            "rows": rows,
-        }, f, indent=2)
+        json.dump(
+            {
+                "op": op.__name__,
+                "dtype": dtype,
+                "device": device_name(device),
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "date": datetime.date.today().isoformat(),
+                "rows": rows,
+            },
+            f,
+            indent=2,
+        )
 
 
 TENSOR_ARGS = ["x"]
@@ -226,15 +242,16 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     first = inputs[TENSOR_ARGS[0]]
     copied = torch.empty_like(first)
     torch._dynamo.reset()  # a fresh compile per size, never a recompile limit
-    compiled = torch.compile(reference, fullgraph=True)
+    compiled = torch.compile(reference_module.reference, fullgraph=True)
     calls = 1 if n <= LATENCY_SIZE else 10
     label = f"2^{n.bit_length() - 1}"
-    times = time_all({
+    candidates = {
         "op": lambda: op(**inputs, **SCALARS),
-        "eager": lambda: reference(**inputs, **SCALARS),
+        "eager": lambda: reference_module.reference(**inputs, **SCALARS),
         "compile": lambda: compiled(**inputs, **SCALARS),
         "copy": lambda: copied.copy_(first),
-    }, device, label, calls)
+    }
+    times = time_all(candidates, device, label, calls)
     result = op(**inputs, **SCALARS)
     leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
     differentiable = [leaves[name] for name in GRAD_ARGS]
@@ -243,11 +260,12 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
     def forward_backward(fn):
         return lambda: torch.autograd.grad(fn(**leaves, **SCALARS), differentiable, grad_out)
 
-    times |= time_all({
+    candidates = {
         "op_fwd_bwd": forward_backward(op),
-        "eager_fwd_bwd": forward_backward(reference),
+        "eager_fwd_bwd": forward_backward(reference_module.reference),
         "compile_fwd_bwd": forward_backward(compiled),
-    }, device, label, calls)
+    }
+    times |= time_all(candidates, device, label, calls)
     in_bytes = len(TENSOR_ARGS) * first.numel() * first.element_size()
     op_bytes = in_bytes + result.numel() * result.element_size()
     copy_bytes = 2 * first.numel() * first.element_size()
@@ -267,15 +285,24 @@ def bench_size(n: int, dtype: torch.dtype, device: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", choices=list(DTYPES), default=next(iter(DTYPES)))
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--min-log2", type=int, default=10, help="smallest size, log2 elements")
-    parser.add_argument("--max-log2", type=int, default=None,
-                        help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)")
+    parser.add_argument(
+        "--max-log2",
+        type=int,
+        default=None,
+        help="largest size, log2 elements (default 28 on CUDA, 24 on the CPU)",
+    )
     parser.add_argument("--step-log2", type=int, default=2)
-    parser.add_argument("--log2", type=int, nargs="+", metavar="N",
-                        help="exactly these sizes, log2 elements (instead of min/max/step)")
+    parser.add_argument(
+        "--log2",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="exactly these sizes, log2 elements (instead of min/max/step)",
+    )
     add_common_arguments(parser)
     args = parser.parse_args()
     max_log2 = args.max_log2 or (28 if args.device.startswith("cuda") else 24)
@@ -285,22 +312,26 @@ def main() -> None:
 
     warn_if_debug_build()
     rows = []
-    header = (f"{'elements':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} "
-              f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}")
-    print(f"times_two {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
+    header = (
+        f"{'elements':>10} {'op us':>10} {'eager us':>10} {'compile us':>10} "
+        f"{'copy us':>10} {'op GB/s':>9} {'% copy':>7} {'x eager':>8} {'x compile':>9}"
+    )
+    print(f"{op.__name__} {args.dtype} on {device_name(args.device)}, torch {torch.__version__}")
     print(header)
     with profiled(args.profile, device_type):
         for log2 in sizes_log2:
             row = bench_size(1 << log2, dtype, device_type)
             rows.append(row)
-            print(f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
-                  f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
-                  f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
-                  f"{row['speedup_vs_compile']:>9.2f}"
-                  f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, "
-                  f"eager {row['eager_fwd_bwd_us']:.2f} us, "
-                  f"compile {row['compile_fwd_bwd_us']:.2f} us",
-                  flush=True)
+            print(
+                f"{'2^' + str(log2):>10} {row['op_us']:>10.2f} {row['eager_us']:>10.2f} "
+                f"{row['compile_us']:>10.2f} {row['copy_us']:>10.2f} {row['op_GBps']:>9.1f} "
+                f"{row['percent_of_copy']:>7.1f} {row['speedup_vs_eager']:>8.2f} "
+                f"{row['speedup_vs_compile']:>9.2f}"
+                f"   fwd+bwd {row['op_fwd_bwd_us']:.2f} us, "
+                f"eager {row['eager_fwd_bwd_us']:.2f} us, "
+                f"compile {row['compile_fwd_bwd_us']:.2f} us",
+                flush=True,
+            )
     if args.json:
         write_json(args.json, args.dtype, args.device, rows)
 

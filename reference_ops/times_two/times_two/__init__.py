@@ -2,9 +2,9 @@
 
     from times_two import times_two
 
-With TIMES_TWO_JIT=1 the import compiles csrc/ itself (see _jit.py) instead of loading
-the library that `pip install --no-build-isolation -e .` built. WITH_CUDA says whether the
-library has CUDA kernels, DEBUG_BUILD whether it is a debug build (TIMES_TWO_DEBUG=1).
+With TIMES_TWO_JIT=1 the import compiles csrc/ itself (see _jit.py) instead of loading the library
+that `pip install --no-build-isolation -e .` built. WITH_CUDA says whether the library has CUDA
+kernels, DEBUG_BUILD whether it is a debug build (TIMES_TWO_DEBUG=1).
 """
 
 # torch first: it loads libc10 and libtorch, which the compiled library links against.
@@ -27,8 +27,8 @@ else:
     from . import _C, _build_info  # noqa: F401
 
     WITH_CUDA = _build_info.WITH_CUDA
-    # A debug build (TIMES_TWO_DEBUG=1, see _toolchain.py); a _build_info.py
-    # without DEBUG was written before it was recorded, by a release build.
+    # A debug build (TIMES_TWO_DEBUG=1, see _toolchain.py); a _build_info.py without DEBUG was
+    # written before it was recorded, by a release build.
     DEBUG_BUILD = getattr(_build_info, "DEBUG", False)
 
 from .times_two import times_two  # noqa: E402

@@ -1,9 +1,8 @@
 """The Python API of times_two: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.times_two.times_two, in
-csrc/times_two.cpp.
-Autograd is registered in C++ too, in csrc/times_two_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.times_two.times_two, in csrc/times_two.cpp. Autograd
+is registered in C++ too, in csrc/times_two_autograd.cpp. This module adds what torch.compile needs
+on top of them.
 """
 
 from __future__ import annotations
@@ -13,10 +12,16 @@ from torch import Tensor
 
 __all__ = ["times_two"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.times_two.times_two.default
+
+def _library_op(name: str):
+    """torch.ops.times_two.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.times_two, name).default
+
+
+_forward = _library_op("times_two")
 
 
 def times_two(x: Tensor) -> Tensor:
@@ -43,8 +48,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -67,9 +74,9 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
         )
 
 
-# The layout rule of the C++ kernels (csrc/times_two.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/times_two.cpp), for the fake kernels: tensors that are
+# all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides give
+# results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
@@ -118,5 +125,5 @@ def _(grad):
     return grad.new_empty(grad.shape)
 
 
-# Autograd is registered in C++ (csrc/times_two_autograd.cpp): the backward is a custom
-# op of its own with CPU and CUDA kernels, so it also runs under torch.compile.
+# Autograd is registered in C++ (csrc/times_two_autograd.cpp): the backward is a custom op of its
+# own with CPU and CUDA kernels, so it also runs under torch.compile.

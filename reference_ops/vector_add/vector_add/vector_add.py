@@ -1,9 +1,8 @@
 """The Python API of vector_add: a typed wrapper and fake kernels for tracing.
 
-The kernels are registered in C++ as torch.ops.vector_add.vector_add, in
-csrc/vector_add.cpp.
-Autograd is registered in C++ too, in csrc/vector_add_autograd.cpp.
-This module adds what torch.compile needs on top of them.
+The kernels are registered in C++ as torch.ops.vector_add.vector_add, in csrc/vector_add.cpp.
+Autograd is registered in C++ too, in csrc/vector_add_autograd.cpp. This module adds what
+torch.compile needs on top of them.
 """
 
 from __future__ import annotations
@@ -13,10 +12,16 @@ from torch import Tensor
 
 __all__ = ["vector_add"]
 
-SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, )
+SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
-# Looked up once: attribute access on torch.ops costs microseconds per call.
-_forward = torch.ops.vector_add.vector_add.default
+
+def _library_op(name: str):
+    """torch.ops.vector_add.<name>, the op of that name that the library registers: looked up once,
+    since attribute access on torch.ops costs microseconds per call."""
+    return getattr(torch.ops.vector_add, name).default
+
+
+_forward = _library_op("vector_add")
 
 
 def vector_add(a: Tensor, b: Tensor) -> Tensor:
@@ -48,8 +53,10 @@ def _check_tensors(op: str, /, **tensors: Tensor) -> None:
     for name, t in tensors.items():
         torch._check(
             t.dtype in SUPPORTED_DTYPES,
-            lambda name=name, t=t: f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
-            + ", ".join(str(d) for d in SUPPORTED_DTYPES),
+            lambda name=name, t=t: (
+                f"{op}: {name} has dtype {t.dtype}; supported dtypes are "
+                + ", ".join(str(d) for d in SUPPORTED_DTYPES)
+            ),
         )
         torch._check(
             t.dtype == first.dtype,
@@ -86,9 +93,9 @@ def _broadcast_shape(op: str, /, **tensors: Tensor) -> torch.Size:
     return torch.Size(shape)
 
 
-# The layout rule of the C++ kernels (csrc/vector_add.cpp), for the fake kernels: tensors
-# that are all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the
-# same strides give results in their layout; None (a one-value gradient) does not count.
+# The layout rule of the C++ kernels (csrc/vector_add.cpp), for the fake kernels: tensors that are
+# all dense (no gaps, no overlap, as ATen's is_non_overlapping_and_dense) with the same strides give
+# results in their layout; None (a one-value gradient) does not count.
 def _is_dense(t: Tensor) -> bool:
     if t.dim() == 1:
         return t.shape[0] < 2 or t.stride(0) == 1
@@ -117,7 +124,7 @@ def _(a, b):
     # Locals start with _ so that no argument name can be one.
     _shape = _broadcast_shape("vector_add", a=a, b=b)
     # The layout of the tensors that have the output's shape (see _shared_dense_layout).
-    _full = [_t for _t in (a, b, ) if _t.shape == _shape]
+    _full = [_t for _t in (a, b) if _t.shape == _shape]
     _layout = _shared_dense_layout(*_full) if _full else None
     if _layout is not None:
         return torch.empty_like(_layout)
@@ -125,5 +132,5 @@ def _(a, b):
     return a.new_empty(shape)
 
 
-# Autograd is registered in C++ (csrc/vector_add_autograd.cpp): each input's gradient is
-# the incoming one itself, with no backward op.
+# Autograd is registered in C++ (csrc/vector_add_autograd.cpp): each input's gradient is the
+# incoming one itself, with no backward op.

@@ -86,8 +86,20 @@ def nvcc_version(cuda_home: Path) -> str:
 # family-specific features, "+PTX" to embed PTX too; or one of torch's named groups.
 ARCH_ENTRY = re.compile(r"(\d+)\.(\d+)[af]?(\+PTX)?")
 NAMED_ARCHS = (
-    "Kepler+Tesla", "Kepler", "Maxwell+Tegra", "Maxwell", "Pascal", "Volta+Tegra", "Volta",
-    "Turing", "Ampere+Tegra", "Ampere", "Ada", "Hopper", "Blackwell+Tegra", "Blackwell",
+    "Kepler+Tesla",
+    "Kepler",
+    "Maxwell+Tegra",
+    "Maxwell",
+    "Pascal",
+    "Volta+Tegra",
+    "Volta",
+    "Turing",
+    "Ampere+Tegra",
+    "Ampere",
+    "Ada",
+    "Hopper",
+    "Blackwell+Tegra",
+    "Blackwell",
 )
 
 
@@ -171,8 +183,10 @@ def prepare_cuda(torch, announce: bool = True) -> tuple[Path | None, str]:
             os.environ.get("USE_CUDA") != "0" and torch.cuda.is_available()
         )
         if wants_cuda:
-            raise SystemExit(f"{NAME}: error: cannot build the CUDA kernels: {why_not} "
-                             "(USE_CUDA=0 builds for the CPU only)")
+            raise SystemExit(
+                f"{NAME}: error: cannot build the CUDA kernels: {why_not} "
+                "(USE_CUDA=0 builds for the CPU only)"
+            )
         if announce:
             say_build(f"building for the CPU only; CUDA skipped: {why_not}")
         return None, ""
@@ -246,8 +260,9 @@ def openmp_flags() -> list[str]:
         return []
     compiler = os.environ.get("CXX", "").strip() or sysconfig.get_config_var("CXX") or "c++"
     try:
-        version = subprocess.run([*shlex.split(compiler), "--version"], capture_output=True,
-                                 text=True, timeout=60).stdout
+        version = subprocess.run(
+            [*shlex.split(compiler), "--version"], capture_output=True, text=True, timeout=60
+        ).stdout
     except (OSError, ValueError, subprocess.SubprocessError):
         return []
     return ["-fopenmp"] if "clang" not in version.lower() else []
@@ -327,10 +342,10 @@ def _needed_entries(data: bytes) -> list[str]:
             continue
         strings_offset = sections[link][4]
         entry = order + ("qQ" if wide else "iI")
-        for tag, value in struct.iter_unpack(entry, data[offset:offset + size]):
+        for tag, value in struct.iter_unpack(entry, data[offset : offset + size]):
             if tag == DT_NEEDED:
                 end = data.index(b"\0", strings_offset + value)
-                needed.append(data[strings_offset + value:end].decode())
+                needed.append(data[strings_offset + value : end].decode())
     return needed
 
 
