@@ -44,6 +44,8 @@ GOAL_LOG2 = {"rgb_to_gray": [24], "normalize_volume": [27]}
 # Rowwise ops: the shapes (rows x n) and dtypes their goals name.
 ROWWISE_SHAPES = ["4096x4096", "32768x4096", "4096x16384", "8x131072"]
 ROWWISE_DTYPES = ["bfloat16", "float32"]
+# The kinds benchmarked by element count (2^k elements), against eager, compile and a copy.
+ELEMENTS_KINDS = ("elementwise", "pixel")
 
 
 START = time.monotonic()
@@ -133,9 +135,9 @@ def benchmark(result: dict, work: Path, large_log2: int, rowwise_shapes: list[st
     for dtype in [d for d in result["dtypes"] if not rowwise or d in rowwise_dtypes]:
         out_file = work / f"{op}_{dtype}.json"
         log2 = sorted({SMALL_LOG2, large_log2, *GOAL_LOG2.get(op, [])})
-        # matmul benchmarks its own sizes; rowwise ops take shapes
-        sizes = ([] if result["kind"] == "matmul" else ["--shapes", *rowwise_shapes] if rowwise
-                 else ["--log2", *map(str, log2)])
+        # matmul and custom ops benchmark their own sizes; rowwise ops take shapes
+        sizes = ([] if result["kind"] in ("matmul", "custom") else ["--shapes", *rowwise_shapes]
+                 if rowwise else ["--log2", *map(str, log2)])
         bench = run([sys.executable, f"benchmarks/bench_{op}.py", "--dtype", dtype, *sizes,
                      "--json", str(out_file)], project)
         if bench.returncode == 0:
@@ -190,7 +192,7 @@ def markdown(env: dict, results: list[dict]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        for dtype, rows in r.get("bench", {}).items() if r.get("kind") not in ("matmul", "rowwise") else ():
+        for dtype, rows in r.get("bench", {}).items() if r.get("kind") in ELEMENTS_KINDS else ():
             if isinstance(rows, dict):
                 lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | |")
                 continue
@@ -199,7 +201,7 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"| {r['op']} | {dtype} | 2^{row['elements'].bit_length() - 1} | {row['op_us']:.1f} | "
                     f"{row['eager_us']:.1f} | {row['compile_us']:.1f} | {row['speedup_vs_eager']:.2f}x | "
                     f"{row['speedup_vs_compile']:.2f}x | {row['percent_of_copy']:.0f}% |")
-    with_backward = [(r, dtype, row) for r in results if r.get("kind") not in ("matmul", "rowwise")
+    with_backward = [(r, dtype, row) for r in results if r.get("kind") in ELEMENTS_KINDS
                      for dtype, rows in r.get("bench", {}).items() if isinstance(rows, list)
                      for row in rows if "op_fwd_bwd_us" in row]
     if with_backward:
@@ -240,6 +242,27 @@ def markdown(env: dict, results: list[dict]) -> str:
                     f"| {r['op']} | {dtype} | {'×'.join(map(str, row['shape']))} | {row['op_us']:.1f} | "
                     f"{row['cublas_us']:.1f} | {row['compile_us']:.1f} | {row['op_TFLOPs']:.2f} | "
                     f"{row['cublas_TFLOPs']:.2f} | {row['percent_of_cublas']:.0f}% |")
+    customs = [r for r in results if r.get("kind") == "custom"]
+    if customs:
+        lines += [
+            "",
+            "Custom ops: medians at the sizes of their own make_inputs; fwd+bwd is a forward and",
+            "backward pass (torch.autograd.grad) of the op, of its eager reference and of torch.compile.",
+            "",
+            "| op | dtype | size | op µs | eager µs | compile µs | op GB/s | op fwd+bwd µs "
+            "| eager fwd+bwd µs | compile fwd+bwd µs |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+    for r in customs:
+        for dtype, rows in r.get("bench", {}).items():
+            if isinstance(rows, dict):
+                lines.append(f"| {r['op']} | {dtype} | failed: {rows['error'][-80:]!r} | | | | | | | |")
+                continue
+            for row in rows:
+                lines.append(
+                    f"| {r['op']} | {dtype} | {row['size']} | {row['op_us']:.1f} | {row['eager_us']:.1f} | "
+                    f"{row['compile_us']:.1f} | {row['op_GBps']:.0f} | {row['op_fwd_bwd_us']:.1f} | "
+                    f"{row['eager_fwd_bwd_us']:.1f} | {row['compile_fwd_bwd_us']:.1f} |")
     rowwise = [r for r in results if r.get("kind") == "rowwise"]
     if rowwise:
         lines += [
