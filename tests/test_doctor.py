@@ -500,7 +500,7 @@ def write_build_info(project: Path, torch_version: str, cuda: str | None, with_c
     tree = ast.parse((project / "setup.py").read_text())
     function = next(node for node in tree.body
                     if isinstance(node, ast.FunctionDef) and node.name == "write_build_info")
-    namespace = {"ROOT": project, "NAME": project.name}
+    namespace = {"ROOT": project, "NAME": project.name, "json": json}  # what it uses of setup.py
     exec(compile(ast.Module([function], type_ignores=[]), "setup.py", "exec"), namespace)
     torch = types.SimpleNamespace(__version__=torch_version, version=types.SimpleNamespace(cuda=cuda))
     namespace["write_build_info"](torch, with_cuda, arch_list, debug, stable_target)

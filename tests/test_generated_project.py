@@ -21,7 +21,7 @@ from opgen.answers import collect_op
 from opgen.cli import main
 from opgen.spec import SpecError, parse_signature
 
-from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
+from .conftest import HAS_NVCC, assert_ruff_passes, failed_tests, pip_install, render, run_project_tests
 
 
 def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:
@@ -37,6 +37,10 @@ def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
     result = run_project_tests(python, project)
     assert result.returncode == 0, result.stdout[-5000:]
     assert re.search(r"\d+ passed", result.stdout) and "failed" not in result.stdout
+    # What the build wrote (_build_info.py) is as ruff formats it too, outside a git
+    # repository, where .gitignore does not hide it from ruff.
+    assert (project / "my_op" / "_build_info.py").is_file() and not (project / ".git").exists()
+    assert_ruff_passes(project)
 
 
 def test_the_default_pixel_project_builds_and_passes_its_own_tests(python, projects):

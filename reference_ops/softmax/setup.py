@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -40,16 +41,19 @@ def load_toolchain():
 def write_build_info(
     torch, with_cuda: bool, arch_list: str, debug: bool, stable_target: tuple | None = None
 ) -> None:
+    def literal(value) -> str:  # strings in double quotes, as `ruff format` leaves them
+        return json.dumps(str(value)) if isinstance(value, str) else repr(value)
+
     lines = [
         "# Written by setup.py when the extension was built; read by _build_check.py.",
-        f"TORCH_VERSION = {torch.__version__!r}",
-        f"TORCH_CUDA_VERSION = {torch.version.cuda!r}",
-        f"WITH_CUDA = {with_cuda!r}",
-        f"CUDA_ARCH_LIST = {arch_list!r}",
-        f"DEBUG = {debug!r}",
+        f"TORCH_VERSION = {literal(torch.__version__)}",
+        f"TORCH_CUDA_VERSION = {literal(torch.version.cuda)}",
+        f"WITH_CUDA = {literal(with_cuda)}",
+        f"CUDA_ARCH_LIST = {literal(arch_list)}",
+        f"DEBUG = {literal(debug)}",
     ]
     if stable_target:
-        lines.append(f"STABLE_TARGET = {stable_target!r}")
+        lines.append(f"STABLE_TARGET = {literal(stable_target)}")
     (ROOT / NAME / "_build_info.py").write_text("\n".join(lines) + "\n")
 
 
