@@ -86,8 +86,12 @@
 // work (block or cluster) writes one partial row of Acc to a workspace, and a second
 // kernel sums the partials in a fixed order: deterministic, no atomics.
 // 16-byte vector access is used when every row pointer is 16-byte aligned and N and the
-// row strides are multiples of the vector width (16 / sizeof(T)); otherwise the same
-// layout is read element by element, so views with any offset are valid inputs.
+// row strides are multiples of the vector width (16 / sizeof(T)). Where they are not but
+// every row tensor starts each row at the same offset within 16 bytes (N = 4099, a
+// vocabulary of 50257), ops without column inputs or outputs (softmax and its kin; in half
+// types also those with one column input, such as RMSNorm) read each row as vectors from
+// the 16-byte boundary before it (kVecShifted, rk_shifts); otherwise the same layout is read
+// element by element, so views with any offset are valid inputs.
 // Offsets are 64-bit.
 //
 // ---- Host use -----------------------------------------------------------------------
@@ -408,6 +412,37 @@ RK_DEV void store_vec(T* row, int64_t col, int64_t N, bool vec_ok,
     if (col + e < N) row[col + e] = TI::from_acc(f[e]);
 }
 
+// The same for a shifted row (kVecShifted, below), whose elements are the columns lo..hi-1
+// of its vectors: one 16-byte access for a vector inside the row (when vec_ok), element by
+// element for the row's first and last vector; nothing outside the row is read or written
+// (columns outside it read as 0).
+template <class T>
+RK_DEV uint4 load_vec_shifted(const T* row, int64_t col, int64_t lo, int64_t hi, bool vec_ok) {
+  using TI = TypeInfo<T>;
+  using A = acc_t<T>;
+  constexpr int VEC = TI::kVec;
+  if (vec_ok && col >= lo && col + VEC <= hi)
+    return __ldg(reinterpret_cast<const uint4*>(row + col));
+  A f[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; ++e)
+    f[e] = (col + e >= lo && col + e < hi) ? TI::to_acc(row[col + e]) : A(0);
+  return TI::pack(f);
+}
+template <class T>
+RK_DEV void store_vec_shifted(T* row, int64_t col, int64_t lo, int64_t hi,
+                              const acc_t<T> (&f)[TypeInfo<T>::kVec]) {
+  using TI = TypeInfo<T>;
+  constexpr int VEC = TI::kVec;
+  if (col >= lo && col + VEC <= hi) {
+    *reinterpret_cast<uint4*>(row + col) = TI::pack(f);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < VEC; ++e)
+    if (col + e >= lo && col + e < hi) row[col + e] = TI::from_acc(f[e]);
+}
+
 // ---- the prefetch ring: later rows' vectors copied into shared memory ---------------
 //
 // With a persistent grid (a unit works on several rows) the kernel copies the rows it
@@ -446,6 +481,20 @@ RK_DEV void rk_cp_async_wait(int pending) {
 
 // ---- kernel parameters --------------------------------------------------------------
 
+// How a launch reads and writes rows (rk_vec_mode picks it; RowParams::vec_ok is kVecAligned).
+enum : uint8_t {
+  kByElement = 0,   // element by element: any pointers and strides
+  kVecAligned = 1,  // 16-byte vectors: every row of every tensor starts on 16 bytes
+  // 16-byte vectors in rows that start anywhere (N not a multiple of the vector, e.g. a
+  // vocabulary of 50257 columns, or a view of a wider tensor), as long as every row tensor
+  // starts each row at the same offset within 16 bytes: a row that starts h elements past
+  // a 16-byte boundary is read and written as the columns h..N+h-1 of vectors from that
+  // boundary, element by element only in its first and last vector. Kernels of their own
+  // (row_kernel<..., SHIFT = true>), for float, half and bfloat16 ops without column outputs
+  // (whose accumulators own the same columns in every row).
+  kVecShifted = 2,
+};
+
 template <class F, class T>
 struct RowParams {
   using A = acc_t<T>;
@@ -459,7 +508,7 @@ struct RowParams {
   A* partial;  // kColGrad x units x N (column-output partials)
   int64_t rows, N;
   int64_t units;  // units of work in the grid (blocks, or clusters)
-  bool vec_ok;    // 16-byte access is legal for every pointer
+  bool vec_ok;    // 16-byte access is legal for every pointer (kVecAligned)
   int stages;     // prefetch ring slots (dynamic shared memory); 1: no ring
   scalars_t<F, T> s;
 };
@@ -486,8 +535,9 @@ RK_DEV A group_reduce_shfl(Red op, A v) {
 }
 
 // The main kernel's body: TPR threads per row, VPT vectors per thread, BLOCK threads,
-// CLUSTER = whether rows are split over the blocks of a cluster. Two kernels below run it.
-template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+// CLUSTER = whether rows are split over the blocks of a cluster, SHIFT = kVecShifted
+// launches (the others compile without its bounds). Two kernels below run it.
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER, bool SHIFT>
 RK_DEV void row_body(const RowParams<F, T>& p) {
 #if RK_NO_CLUSTERS
   if constexpr (CLUSTER) {
@@ -539,7 +589,7 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
   // The prefetch ring (1024-thread blocks only; p.stages > 1, vector access only): slot s
   // holds, for every row input, the VPT vectors of each thread (thread-major, conflict-free).
   constexpr int KX = F::kRowIn > 0 ? F::kRowIn : 1;
-  constexpr bool kRing = BLOCK == 1024 && !CLUSTER;  // other kernels compile without it
+  constexpr bool kRing = BLOCK == 1024 && !CLUSTER && !SHIFT;  // others compile without it
   extern __shared__ uint4 rk_ring[];
   const int S = kRing ? p.stages : 1;
   auto ring = [&](int s, int xi, int i) { return rk_ring + ((s * KX + xi) * VPT + i) * BLOCK + tid; };
@@ -569,6 +619,26 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
   for (int64_t g = unit; g < ngroups; g += nunits) {
     const int64_t row = g * kGroups + grp;
     const bool row_ok = row < p.rows;
+    // A shifted row (SHIFT) is the columns lo..hi-1 of vectors from the 16-byte boundary h
+    // elements before it (the same h for every row tensor); h is 0 otherwise.
+    int h = 0;
+    if constexpr (SHIFT) {
+      const T* first;
+      if constexpr (F::kRowIn > 0)
+        first = p.in[0] + (row_ok ? row : 0) * p.in_stride[0];
+      else
+        first = p.out[0] + (row_ok ? row : 0) * p.out_stride[0];
+      h = (int)((reinterpret_cast<uintptr_t>(first) / sizeof(T)) % VEC);
+    }
+    const int64_t lo = h, hi = N + h;
+    auto inside = [&](int64_t c) {  // column c holds an element of the row
+      if constexpr (SHIFT) return c >= lo && c < hi;
+      return c < N;
+    };
+    auto whole = [&](int64_t c0) {  // so do columns c0..c0+VEC-1
+      if constexpr (SHIFT) return c0 >= lo && c0 + VEC <= hi;
+      return c0 + VEC <= N;
+    };
 
     uint4 xraw[KX][VPT];
     if (S > 1) {
@@ -583,10 +653,16 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
     } else {
 #pragma unroll
       for (int xi = 0; xi < F::kRowIn; ++xi) {
-        const T* rp = p.in[xi] + (row_ok ? row : 0) * p.in_stride[xi];
+        const T* rp = p.in[xi] + (row_ok ? row : 0) * p.in_stride[xi] - h;
 #pragma unroll
-        for (int i = 0; i < VPT; ++i)
-          xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok) : make_uint4(0, 0, 0, 0);
+        for (int i = 0; i < VPT; ++i) {
+          if constexpr (SHIFT)
+            xraw[xi][i] = row_ok ? load_vec_shifted<T>(rp, colv(i), lo, hi, true)
+                                 : make_uint4(0, 0, 0, 0);
+          else
+            xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)
+                                 : make_uint4(0, 0, 0, 0);
+        }
       }
     }
 
@@ -601,8 +677,12 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
     // Per-column inputs of vector i, re-read (from L1) in every pass that uses them.
     auto load_cols = [&](int i, uint32_t z, uint4(&cv)[KC]) {
 #pragma unroll
-      for (int ci = 0; ci < F::kColIn; ++ci)
-        cv[ci] = load_vec<T>(p.col[ci] + z, colv(i), N, p.vec_ok);
+      for (int ci = 0; ci < F::kColIn; ++ci) {
+        if constexpr (SHIFT)  // column inputs start on 16 bytes, the shifted row h before
+          cv[ci] = load_vec_shifted<T>(p.col[ci] + z - h, colv(i), lo, hi, h == 0);
+        else
+          cv[ci] = load_vec<T>(p.col[ci] + z, colv(i), N, p.vec_ok);
+      }
     };
     // The context of element e of vector i (extracted from the packed registers).
     auto ctx_at = [&](int i, int e, uint32_t z, const uint4(&cv)[KC]) {
@@ -628,7 +708,7 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
           load_cols(i, z, cv);
 #pragma unroll
           for (int e = 0; e < VEC; ++e)
-            fn(ctx_at(i, e, z, cv), i, e, !decltype(checked)::value || c0 + e < N);
+            fn(ctx_at(i, e, z, cv), i, e, !decltype(checked)::value || inside(c0 + e));
         }
       };
       // The other threads, in ops of several reduction stages: vector by vector, past the
@@ -642,19 +722,19 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
 #pragma unroll
         for (int i = 0; i < VPT; ++i) {
           const int64_t c0 = colv(i);
-          if (c0 >= N) continue;
+          if (c0 >= hi) continue;
           uint4 cv[KC];
           load_cols(i, z, cv);
-          if (c0 + VEC <= N) {
+          if (whole(c0)) {
 #pragma unroll
             for (int e = 0; e < VEC; ++e) fn(ctx_at(i, e, z, cv), i, e, true);
           } else {
 #pragma unroll
-            for (int e = 0; e < VEC; ++e) fn(ctx_at(i, e, z, cv), i, e, c0 + e < N);
+            for (int e = 0; e < VEC; ++e) fn(ctx_at(i, e, z, cv), i, e, inside(c0 + e));
           }
         }
       };
-      if (colv(VPT - 1) + VEC <= N)
+      if ((!SHIFT || colv(0) >= lo) && whole(colv(VPT - 1)))
         pass(std::false_type{});
       else if constexpr (F::kStages >= 2)
         pass_by_vector();
@@ -722,7 +802,7 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
     if (row_ok) {
 #pragma unroll
       for (int k = 0; k < F::kRowOut; ++k) {
-        T* op = p.out[k] + row * p.out_stride[k];
+        T* op = p.out[k] + row * p.out_stride[k] - h;
         const uint32_t z = opaque_zero();
 #pragma unroll
         for (int i = 0; i < VPT; ++i) {
@@ -731,7 +811,10 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
           A of[VEC];
 #pragma unroll
           for (int e = 0; e < VEC; ++e) of[e] = F::out(k, ctx_at(i, e, z, cv));
-          store_vec<T>(op, colv(i), N, p.vec_ok, of);
+          if constexpr (SHIFT)
+            store_vec_shifted<T>(op, colv(i), lo, hi, of);
+          else
+            store_vec<T>(op, colv(i), N, p.vec_ok, of);
         }
       }
       if constexpr (F::kColGrad > 0) {
@@ -799,9 +882,9 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
   if constexpr (CLUSTER) rk_cluster_sync();  // keep shared memory alive for readers
 }
 
-template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER, bool SHIFT = false>
 __global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
-  row_body<F, T, TPR, VPT, BLOCK, CLUSTER>(p);
+  row_body<F, T, TPR, VPT, BLOCK, CLUSTER, SHIFT>(p);
 }
 
 // The same, compiled to fit 8 blocks a multiprocessor (at most 64 registers), for the
@@ -810,14 +893,28 @@ __global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
 // registers, 6-7 blocks, and waited on memory (H200, bfloat16 x 4096 columns: 0.75-0.84 of
 // a copy's bandwidth, 0.84-0.96 so). The rest keep the compiler's choice: asking every
 // kernel for a minimum of blocks changed register use elsewhere and lost up to a quarter.
-template <class F, class T, int TPR, int VPT, int BLOCK>
+template <class F, class T, int TPR, int VPT, int BLOCK, bool SHIFT = false>
 __global__ void __launch_bounds__(BLOCK, 8) row_kernel_eight_blocks(const RowParams<F, T> p) {
-  row_body<F, T, TPR, VPT, BLOCK, false>(p);
+  row_body<F, T, TPR, VPT, BLOCK, false, SHIFT>(p);
 }
 template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
 constexpr bool rk_eight_blocks() {
   return sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
          BLOCK == 128 && !CLUSTER;
+}
+// Whether spec F has kernels for kVecShifted launches with element type T: no column
+// outputs, and column inputs only where they do not cost more than the shift gains (in a
+// shifted row they are read element by element). Measured on an H100, forward, fraction of
+// a copy's bandwidth at 4096 x 4099, 8192 x 2050 and 4096 x 50257, element by element ->
+// shifted: bf16 softmax 0.35 -> 0.64, 0.34 -> 0.49, 0.19 -> 0.49, bf16 RMSNorm 0.36 -> 0.48,
+// 0.33 -> 0.44, 0.24 -> 0.46, float softmax 0.69 -> 0.77, 0.78 -> 0.84, 0.40 -> 0.44; but
+// float RMSNorm 0.72 -> 0.55 at 4096 x 4099 and float LayerNorm (two column inputs) 0.73 ->
+// 0.63 at 8192 x 2050.
+template <class F, class T>
+constexpr bool rk_shifts() {
+  constexpr int kVec = TypeInfo<T>::kVec;
+  return F::kColGrad == 0 && F::kRowIn + F::kRowOut > 0 && kVec >= 4 &&
+         (F::kColIn == 0 || (F::kColIn == 1 && kVec == 8));
 }
 
 // Rows too long for registers: one block per row, each stage re-reads the row.
@@ -1252,17 +1349,27 @@ inline bool rk_compiled_for_sm90(const void* k) {
   return fa.ptxVersion >= 90;
 }
 
+// The kernel of a (tpr, vpt, block, cluster) variant, shifted or not (nullptr for a
+// shifted one the spec does not have: rk_shifts).
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+inline void* rk_variant(bool shift) {
+  if constexpr (rk_eight_blocks<F, T, TPR, VPT, BLOCK, CLUSTER>()) {
+    if constexpr (rk_shifts<F, T>())
+      if (shift) return (void*)row_kernel_eight_blocks<F, T, TPR, VPT, BLOCK, true>;
+    return shift ? nullptr : (void*)row_kernel_eight_blocks<F, T, TPR, VPT, BLOCK>;
+  } else {
+    if constexpr (rk_shifts<F, T>())
+      if (shift) return (void*)row_kernel<F, T, TPR, VPT, BLOCK, CLUSTER, true>;
+    return shift ? nullptr : (void*)row_kernel<F, T, TPR, VPT, BLOCK, CLUSTER>;
+  }
+}
+
 // Dispatches a (tpr, vpt, cluster) triple to a compile-time kernel; the list is the
 // variants instantiated for every spec. Returns nullptr for an unknown triple.
 template <class F, class T>
-inline void* rk_kernel_for(int tpr, int vpt, bool cl) {
-#define RK_V(TPR_, VPT_, BLK_, CL_)                                        \
-  if (tpr == TPR_ && vpt == VPT_ && cl == CL_) {                           \
-    if constexpr (rk_eight_blocks<F, T, TPR_, VPT_, BLK_, CL_>())          \
-      return (void*)row_kernel_eight_blocks<F, T, TPR_, VPT_, BLK_>;      \
-    else                                                                   \
-      return (void*)row_kernel<F, T, TPR_, VPT_, BLK_, CL_>;              \
-  }
+inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
+#define RK_V(TPR_, VPT_, BLK_, CL_) \
+  if (tpr == TPR_ && vpt == VPT_ && cl == CL_) return rk_variant<F, T, TPR_, VPT_, BLK_, CL_>(shift);
   RK_V(32, 1, 128, false)
   RK_V(32, 2, 128, false) RK_V(32, 4, 128, false) RK_V(128, 2, 128, false) RK_V(128, 4, 128, false)
       RK_V(256, 2, 256, false) RK_V(256, 4, 256, false) RK_V(512, 2, 512, false)
@@ -1345,10 +1452,12 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   const int64_t nvec = (N + VEC - 1) / VEC;
   const int max_elems = (F::kColGrad > 0 || F::kRowIn > 1) ? 16 : 32;
   const int vpt_max = max_elems / VEC >= 4 ? 4 : (max_elems / VEC >= 2 ? 2 : 1);
+  // A vector of room where N is not a multiple of VEC, for rows read shifted (kVecShifted).
+  const int64_t room = rk_shifts<F, T>() && N % VEC != 0 ? 1 : 0;
   auto fits = [&](int tpr, int vpt, int64_t nv) {
-    return (int64_t)tpr * vpt >= nv && vpt <= vpt_max;
+    return (int64_t)tpr * vpt >= nv + room && vpt <= vpt_max;
   };
-  auto fits_wide = [&](int tpr, int64_t nv) { return (int64_t)tpr * 4 >= nv; };
+  auto fits_wide = [&](int tpr, int64_t nv) { return (int64_t)tpr * 4 >= nv + room; };
 
   // Few long rows would leave most multiprocessors idle with a block a row: each row is
   // split over many blocks (row_split_*), or over a cluster (below) for ops of several
@@ -1550,6 +1659,31 @@ inline bool rk_aligned(const RowProblem<F, T>& pr) {
   return ok;
 }
 
+// How launch_rows reads and writes the rows of `pr` under plan `pl` (see kVecShifted).
+template <class F, class T>
+inline uint8_t rk_vec_mode(const RowProblem<F, T>& pr, const Plan& pl) {
+  constexpr int VEC = TypeInfo<T>::kVec;
+  if (rk_aligned(pr)) return kVecAligned;
+  const bool row_kernel = pl.strategy == Strategy::Warp || pl.strategy == Strategy::Block ||
+                          pl.strategy == Strategy::Cluster;
+  // A shifted row takes up to VEC - 1 columns more than N (plan_rows leaves that room
+  // when N is not a multiple of VEC).
+  const int64_t columns = (int64_t)pl.tpr * pl.vpt * pl.cluster * VEC;
+  if (!rk_shifts<F, T>() || !row_kernel || columns < pr.N + VEC - 1) return kByElement;
+  // every row tensor's rows at the same offset within 16 bytes, column inputs on 16 bytes
+  auto offset = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16; };
+  const void* first = F::kRowIn > 0 ? (const void*)pr.in.v[0] : (const void*)pr.out.v[0];
+  const int64_t first_stride = F::kRowIn > 0 ? pr.in_stride.v[0] : pr.out_stride.v[0];
+  auto same = [&](const void* ptr, int64_t stride) {
+    return offset(ptr) == offset(first) && (stride - first_stride) % VEC == 0;
+  };
+  bool ok = true;
+  for (int i = 0; i < F::kRowIn; ++i) ok = ok && same(pr.in.v[i], pr.in_stride.v[i]);
+  for (int i = 0; i < F::kRowOut; ++i) ok = ok && same(pr.out.v[i], pr.out_stride.v[i]);
+  for (int i = 0; i < F::kColIn; ++i) ok = ok && offset(pr.col.v[i]) == 0;
+  return ok ? kVecShifted : kByElement;
+}
+
 // Runs one problem with a plan from plan_rows(_cached) for the same rows and N.
 // `workspace`: pl.workspace_bytes bytes of device memory, 16-byte aligned (may be null
 // when that is 0). Returns the first error; nothing is launched after it.
@@ -1583,7 +1717,8 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
   p.rows = pr.rows;
   p.N = pr.N;
   p.units = pl.units;
-  p.vec_ok = rk_aligned(pr);
+  const uint8_t vec_mode = rk_vec_mode(pr, pl);
+  p.vec_ok = vec_mode == kVecAligned;
   p.stages = pl.stages > 1 && p.vec_ok && pl.strategy != Strategy::Stream ? pl.stages : 1;
   p.s = pr.s;
 
@@ -1646,7 +1781,8 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
     row_kernel_stream<F, T, 1024><<<(unsigned)pl.grid, 1024, 0, stream>>>(p);
     err = cudaGetLastError();
   } else {
-    void* k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster);
+    void* k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
+                                  vec_mode == kVecShifted);
     if (!k) return cudaErrorInvalidConfiguration;
     void* args[] = {(void*)&p};
     cudaLaunchConfig_t cfg = {};

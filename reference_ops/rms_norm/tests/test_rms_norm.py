@@ -110,7 +110,8 @@ def test_matches_float64_reference(device, dtype, shape):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_row_lengths_around_the_kernels_sizes(device, dtype):
     # The CUDA kernels hold a row in a warp, a block or a cluster of blocks, 16 bytes per
-    # load, and fall back to element loads when a row's length breaks 16-byte alignment.
+    # load; rows whose length breaks 16-byte alignment are read from the 16-byte boundary
+    # before each of them, or element by element.
     for n in [2, 9, 31, 33, 255, 257, 1000, 1025, 2049, 8191, 16384, 40000]:
         inputs = make_inputs((3, n), dtype, device)
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
@@ -144,7 +145,15 @@ def test_empty_tensors(device, shape):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_non_contiguous_inputs(device, dtype):
     big = make_inputs((66, 130), dtype, device)
-    for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
+    # Rows of a wider tensor: t[:, :-1] starts them at other offsets within 16 bytes than the
+    # output's rows, t[:, 8:] at the same ones (which the CUDA kernels read as vectors).
+    views = (
+        lambda t: t.transpose(0, 1),
+        lambda t: t[::2, 1::3],
+        lambda t: t[:, :-1],
+        lambda t: t[:, 8:],
+    )
+    for view in views:
         inputs = {k: view(big[k]) for k in ROW_ARGS}
         n = inputs[ROW_ARGS[0]].shape[-1]
         # Column tensors: every other element of a longer one.

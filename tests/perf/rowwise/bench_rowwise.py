@@ -239,7 +239,10 @@ def run_checks(log):
               (40001, 256), (5003, 4096), (2051, 16384),
               # few long rows (the split kernels): column outputs over 8-row batches, and over
               # several row groups summed by the finalize kernel (a partial last batch too)
-              (8, 131072), (64, 16384), (33, 20000), (66, 8192)]
+              (8, 131072), (64, 16384), (33, 20000), (66, 8192),
+              # N not a multiple of the vector: rows read shifted to their 16-byte boundary
+              # (warp, block and cluster kernels; a persistent ring never runs them)
+              (257, 4097), (301, 1023), (64, 16383), (300, 50257), (5000, 300)]
     for op in ("rms", "ln", "softmax", "log_softmax"):
         for dtype in (torch.float32, torch.bfloat16, torch.float64):
             for rows, N in shapes:
