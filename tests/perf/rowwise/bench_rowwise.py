@@ -242,7 +242,9 @@ def run_checks(log):
               (8, 131072), (64, 16384), (33, 20000), (66, 8192),
               # N not a multiple of the vector: rows read shifted to their 16-byte boundary
               # (warp, block and cluster kernels; a persistent ring never runs them)
-              (257, 4097), (301, 1023), (64, 16383), (300, 50257), (5000, 300)]
+              (257, 4097), (301, 1023), (64, 16383), (300, 50257), (5000, 300),
+              # many rows that would each need a cluster of 4+ blocks: the streaming kernel
+              (200, 32768), (300, 50304)]
     for op in ("rms", "ln", "softmax", "log_softmax"):
         for dtype in (torch.float32, torch.bfloat16, torch.float64):
             for rows, N in shapes:
