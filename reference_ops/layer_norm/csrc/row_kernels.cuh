@@ -1467,7 +1467,17 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   // kernel beat the split's one a stage. (H200, tests/perf/rowwise/few_long_rows_h200.md,
   // fwd+bwd: 8 x 131072 bf16 RMSNorm 33.2 -> 16.1 us, LayerNorm 50.9 -> 19.5, float32
   // LayerNorm 47.9 -> 25.3; LayerNorm float32 at 64 x 16384 kept its cluster forward.)
-  const bool few_long = rows * 2 <= sms && nvec >= 2048;
+  // Ops with column outputs (weight gradients) split up to more rows, where a block a row
+  // would write a partial column sum for each row: 2-byte rows of 8192+ columns up to six
+  // rows a multiprocessor, float rows up to one. (H100, forward + backward, block a row ->
+  // split: bf16 RMSNorm 132 x 16384 43.6 -> 22.3 us, 528 x 16384 71.3 -> 59.1, 792 x 16384
+  // 86.3 -> 83.3 (1056 rows lost, 100.9 -> 105.7), LayerNorm 67.8 -> 27.0, 101.9 -> 69.3,
+  // 122.0 -> 96.6; float RMSNorm 132 x 16384 31.2 -> 28.7, LayerNorm 39.1 -> 33.4, both
+  // losing from 264 rows on; tests/perf/rowwise/NOTES.md, "Weight gradients of a few hundred
+  // rows".)
+  const bool col_split = F::kColGrad > 0 && sizeof(T) <= 4 && N >= 8192;
+  const int64_t split_rows = !col_split ? sms / 2 : sizeof(T) == 2 ? (int64_t)sms * 6 : sms;
+  const bool few_long = rows <= split_rows && (col_split || nvec >= 2048);
   const bool split = F::kColGrad > 0 || F::kStages == 1 || nvec >= 8192 || !clusters_ok;
   if (few_long && split && rows <= 65535) {
     const SplitLayout<F, T> layout(rows, N);

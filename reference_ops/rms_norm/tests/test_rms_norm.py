@@ -118,10 +118,11 @@ def test_row_lengths_around_the_kernels_sizes(device, dtype):
 
 
 # Few rows leave most of a GPU idle unless each row is split over several blocks; with more
-# than 8 such rows, the column gradients are summed in batches of rows.
+# than 8 such rows, the column gradients are summed in batches of rows. Column gradients of
+# up to a row a multiprocessor (float32) are split too.
 # Many rows too long for a block or two of a cluster are streamed: each row through one block,
 # read again for each stage.
-LONG_ROWS = [(2, 131072), (33, 20000), (200, 32768)]
+LONG_ROWS = [(2, 131072), (33, 20000), (100, 8192), (200, 32768)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
