@@ -255,7 +255,10 @@ def run_checks(log):
               # (warp, block and cluster kernels; a persistent ring never runs them)
               (257, 4097), (301, 1023), (64, 16383), (300, 50257), (5000, 300),
               # many rows that would each need a cluster of 4+ blocks: the streaming kernel
-              (200, 32768), (300, 50304)]
+              (200, 32768), (300, 50304),
+              # column gradients of up to a row (float) or six rows (half types) a
+              # multiprocessor: the split kernels
+              (100, 8192), (500, 16384)]
     for op in ("rms", "ln", "softmax", "log_softmax"):
         for dtype in (torch.float32, torch.bfloat16, torch.float64):
             for rows, N in shapes:
