@@ -1475,11 +1475,12 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   // 122.0 -> 96.6; float RMSNorm 132 x 16384 31.2 -> 28.7, LayerNorm 39.1 -> 33.4, both
   // losing from 264 rows on; tests/perf/rowwise/NOTES.md, "Weight gradients of a few hundred
   // rows".)
-  const bool col_split = F::kColGrad > 0 && sizeof(T) <= 4 && N >= 8192;
-  const int64_t split_rows = !col_split ? sms / 2 : sizeof(T) == 2 ? (int64_t)sms * 6 : sms;
-  const bool few_long = rows <= split_rows && (col_split || nvec >= 2048);
+  const bool few_long = rows * 2 <= sms && nvec >= 2048;
+  const int64_t column_output_rows = sizeof(T) == 2 ? (int64_t)sms * 6 : (int64_t)sms;
+  const bool few_rows_with_column_outputs =
+      F::kColGrad > 0 && sizeof(T) <= 4 && N >= 8192 && rows <= column_output_rows;
   const bool split = F::kColGrad > 0 || F::kStages == 1 || nvec >= 8192 || !clusters_ok;
-  if (few_long && split && rows <= 65535) {
+  if ((few_long || few_rows_with_column_outputs) && split && rows <= 65535) {
     const SplitLayout<F, T> layout(rows, N);
     pl.strategy = Strategy::Split;
     pl.tpr = pl.block = kSplitBlock;
