@@ -5,6 +5,9 @@ tensors (shape (N,), such as a weight or a bias), computes per-row reductions of
 expressions, each of which may use the ones before it, and writes one output element per
 input element from the element, the reductions, the row length `n` and float scalars.
 RMSNorm, LayerNorm, softmax and log-softmax are presets; their formulas stay editable.
+An op may have several outputs, each named with its expression ('y: ...; h: x + r', the
+fused residual add + RMSNorm of the add_rmsnorm preset); its backward then reads each
+output's value by name and the gradient of each as grad_<name>.
 
 The backward has reductions of its own over `grad` and `y` (the output element): the
 gradient of a row tensor is an element expression over them; the gradient of a column
@@ -75,6 +78,20 @@ PRESETS: dict[str, dict[str, Any]] = {
         "grad_reductions": "gy = sum(grad * y)",
         "gradients": "x: y * (grad - gy)",
     },
+    # The residual add fused into RMSNorm, as transformer blocks call it: h = x + residual
+    # goes on down the residual stream, y = rms_norm(h) into the next layer.
+    "add_rmsnorm": {
+        "signature": "x: Tensor, residual: Tensor, weight: Tensor, eps: float = 1e-06",
+        "columns": "weight",
+        "reductions": "ms = mean((x + residual) * (x + residual))",
+        "forward": "y: (x + residual) * rsqrt(ms + eps) * weight; h: x + residual",
+        "reference": "(torch.nn.functional.rms_norm(x + residual, [x.shape[-1]], weight, eps), "
+                     "x + residual)",
+        "grad_reductions": "gh = mean(grad_y * weight * h)",
+        "gradients": "x: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps) + grad_h; "
+                     "residual: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps) + grad_h; "
+                     "weight: grad_y * h * rsqrt(ms + eps)",
+    },
     "log_softmax": {
         "signature": "x: Tensor",
         "columns": "",
@@ -94,21 +111,21 @@ def defaults(answers: dict[str, Any]) -> dict[str, Any]:
     return {**DEFAULTS, **PRESETS[preset]} if preset in PRESETS else DEFAULTS
 
 
-def parse_reductions(what: str, text: str, names: set[str],
-                     stages: dict[str, int] | None = None) -> list[dict[str, Any]]:
+def parse_reductions(what: str, text: str, names: set[str], stages: dict[str, int] | None = None,
+                     outputs: tuple[str, ...] = ("y",)) -> list[dict[str, Any]]:
     """'m = max(x); z = sum(exp(x - m))' -> [{name, op, expression, cpp, stage}], each checked over
     `names` and the reductions before it.
 
     A reduction's stage is one past the latest stage of the reductions it reads (0 when it
     reads none): the CUDA kernels reduce a stage's reductions together, in one round.
     `stages` gives the stages of names computed before these (the forward's reductions, for
-    the backward's); `y`, the output element, comes after all of them.
+    the backward's); `outputs`, the output elements (y), come after all of them.
     """
     reductions: list[dict[str, Any]] = []
     known = set(names)
     stages = dict(stages or {})
-    if "y" in names:
-        stages["y"] = max(stages.values(), default=-1)
+    last = max(stages.values(), default=-1)
+    stages.update({name: last for name in outputs if name in names})
     for piece in filter(str.strip, text.split(";")):
         match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*=\s*([a-z]+)\s*\((.*)\)\s*", piece)
         if not match or match.group(2) not in REDUCE_OPS or not parentheses_balance(match.group(3)):
@@ -125,6 +142,40 @@ def parse_reductions(what: str, text: str, names: set[str],
         stages[name] = stage
         known.add(name)
     return reductions
+
+
+# 'name: expression' at the start of one of --forward's outputs (not C++'s 'std::').
+OUTPUT_NAME = re.compile(r"\s*([a-z][a-z0-9_]*)\s*:(?!:)(.*)", re.S)
+
+
+def parse_outputs(text: str, names: set[str]) -> list[dict[str, str]]:
+    """'y: x * rsqrt(ms + eps) * weight; h: x + r' -> [{name, expression, cpp, body}], each
+    expression checked over `names`; [] for one unnamed expression (the op's one output)."""
+    pieces = [p for p in text.split(";") if p.strip()]
+    named = [OUTPUT_NAME.fullmatch(p) for p in pieces]
+    if not any(named):
+        if len(pieces) > 1:
+            raise SpecError(f"--forward {text!r}: several outputs need a name each, "
+                            "'y: <expression>; h: <expression>'")
+        return []
+    outputs: list[dict[str, str]] = []
+    for piece, match in zip(pieces, named):
+        if not match:
+            raise SpecError(f"--forward {text!r}: {piece.strip()!r} needs the form 'name: expression', "
+                            "as each of several outputs")
+        name, expression = match.group(1), match.group(2).strip()
+        # y may name an output (which is what y means with one); grad, the one output's
+        # gradient, may not.
+        taken = names | {"grad"} | {o["name"] for o in outputs}
+        if name in taken or f"grad_{name}" in names:
+            raise SpecError(f"--forward {text!r}: the output name {name!r} (or grad_{name}, its gradient's "
+                            "name in the backward) is already an argument, a reduction, an output, n or "
+                            "grad; name the output otherwise")
+        formula = cpp_formula(f"--forward output {name!r}", expression, names)
+        outputs.append({"name": name, "expression": expression, "cpp": formula.cpp, "body": formula.body})
+    if len(outputs) == 1:
+        raise SpecError(f"--forward {text!r}: one output takes no name; give its expression alone")
+    return outputs
 
 
 def reductions_text(reductions: list[dict[str, str]]) -> str:
@@ -197,7 +248,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     if "forward" not in answers:
         raise SpecError("--forward is needed with --reductions: a C++ expression over the element, the "
                         "reductions, n and the scalars")
-    forward = cpp_formula("--forward", answers["forward"], forward_names)
+    # Several outputs are named ('y: ...; h: ...'); one is its expression alone.
+    outputs = parse_outputs(answers["forward"], forward_names)
+    forward = None if outputs else cpp_formula("--forward", answers["forward"], forward_names)
     # The reference spells the same op in PyTorch: another spelling keeps the formulas' defaults.
     settle("reference", base.get("reference"), "the same op as a PyTorch expression")
     if "reference" not in answers:
@@ -210,11 +263,16 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     non_differentiable: list[str] = []
     backward_from_output = False
     if answers["backward"]:
-        backward_names = forward_names | {"grad", "y"}
+        # One output: its value is y and its gradient grad; several: each its own name and
+        # grad_<name>.
+        backward_names = forward_names | ({"grad", "y"} if not outputs else
+                                          {o["name"] for o in outputs} | {f"grad_{o['name']}" for o in outputs})
         settle_formula("grad_reductions",
                        "per-row reductions of the backward, over grad and y, e.g. 'gy = sum(grad * y)'")
+        output_names = tuple(o["name"] for o in outputs) or ("y",)
         grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
-                                           backward_names, {r["name"]: r["stage"] for r in reductions})
+                                           backward_names, {r["name"]: r["stage"] for r in reductions},
+                                           output_names)
         settle_formula("gradients", "'input: C++ expression' per tensor input, ';'-separated")
         if "gradients" not in answers:
             raise SpecError("--gradients is needed with your own formulas: 'x: <expression over grad, y, "
@@ -231,7 +289,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         # off by 100% in bfloat16), so one reading a column recomputes y in float instead.
         forward_only = set(tensors) | {r["name"] for r in reductions}
         formulas = [g["formula"] for g in grads] + [r["expression"] for r in grad_reductions]
-        backward_from_output = not any(cpp_formula("", text, names).used & forward_only for text in formulas)
+        # (Not for several outputs: their backward reads the rows.)
+        backward_from_output = not outputs and not any(
+            cpp_formula("", text, names).used & forward_only for text in formulas)
         if backward_from_output:
             grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
                                                backward_names - forward_only, {})
@@ -246,7 +306,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                                 "name of the forward's saved reductions in the backward op; rename "
                                 "the argument")
             saved = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
-                                     backward_names, {r["name"]: -1 for r in reductions})
+                                     backward_names, {r["name"]: -1 for r in reductions}, output_names)
             for reduction, saved_reduction in zip(grad_reductions, saved, strict=True):
                 reduction["saved_stage"] = saved_reduction["stage"]
         count = 1 + len(tensors) + len(scalars)
@@ -254,8 +314,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
                             f"arguments and a PyTorch op takes at most {MOST_ARGUMENTS}")
     return {"preset": preset, "columns": columns, "reductions": reductions,
-            "forward": answers["forward"], "forward_cpp": forward.cpp,
-            "forward_body": forward.body, "grad_reductions": grad_reductions,
+            "forward": answers["forward"], **({"outputs": outputs} if outputs else
+                                              {"forward_cpp": forward.cpp, "forward_body": forward.body}),
+            "grad_reductions": grad_reductions,
             "gradients": grads, "non_differentiable": non_differentiable,
             "backward_from_output": backward_from_output}
 

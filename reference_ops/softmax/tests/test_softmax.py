@@ -53,6 +53,8 @@ GRAD_TOLERANCES = {
 }
 # The op's name, as its error messages begin.
 NAME = "softmax"
+# The op's outputs, each with the shape of the rows.
+OUTPUTS = ["out"]
 
 
 def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
@@ -68,10 +70,15 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
     return inputs
 
 
-def float64_reference(inputs: dict[str, Tensor]) -> Tensor:
+def outputs_of(result) -> tuple[Tensor, ...]:
+    """The op's output as a tuple, as of the reference's result."""
+    return (result,)
+
+
+def float64_reference(inputs: dict[str, Tensor]) -> tuple[Tensor, ...]:
     """The reference on the same (rounded) input values, computed in float64."""
-    return reference_module.reference(
-        **{k: v.detach().double() for k, v in inputs.items()}, **SCALARS
+    return outputs_of(
+        reference_module.reference(**{k: v.detach().double() for k, v in inputs.items()}, **SCALARS)
     )
 
 
@@ -81,21 +88,27 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
     return tuple(values[name] for name in ["x"])
 
 
-def assert_matches_reference(inputs: dict[str, Tensor], out: Tensor) -> None:
+def assert_matches_reference(inputs: dict[str, Tensor], result) -> None:
     first = inputs[ROW_ARGS[0]]
-    assert out.shape == first.shape and out.device == first.device and out.dtype == first.dtype
-    expected = float64_reference(inputs)
-    scale = ROW_TOLERANCES[out.dtype] * (expected.abs().max().item() if expected.numel() else 0)
-    # The kernels compute in float64 for float64 rows, else in float32; either side of a
-    # rounding step passes (conftest.assert_close_to_reference).
-    computed_in = torch.float64 if out.dtype == torch.float64 else torch.float32
-    assert_close_to_reference(
-        out.double(),
-        lambda: float64_reference(inputs),
-        computed_in,
-        rtol=TOLERANCES[out.dtype]["rtol"],
-        atol=scale,
-    )
+    outs, expected = outputs_of(result), float64_reference(inputs)
+    assert len(outs) == len(expected) == len(OUTPUTS)
+    for k, (name, out) in enumerate(zip(OUTPUTS, outs)):
+        assert (
+            out.shape == first.shape and out.device == first.device and out.dtype == first.dtype
+        ), name
+        scale = ROW_TOLERANCES[out.dtype] * (
+            expected[k].abs().max().item() if expected[k].numel() else 0
+        )
+        # The kernels compute in float64 for float64 rows, else in float32; either side of a
+        # rounding step passes (conftest.assert_close_to_reference).
+        computed_in = torch.float64 if out.dtype == torch.float64 else torch.float32
+        assert_close_to_reference(
+            out.double(),
+            lambda k=k: float64_reference(inputs)[k],
+            computed_in,
+            rtol=TOLERANCES[out.dtype]["rtol"],
+            atol=scale,
+        )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -136,9 +149,10 @@ def test_long_rows(device, shape):
 @pytest.mark.parametrize("shape", [(0, 7), (3, 0), (0,), (2, 0, 5)], ids=str)
 def test_empty_tensors(device, shape):
     inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
-    out = op(**inputs, **SCALARS)
-    assert out.shape == shape and out.dtype == DTYPES[0]
-    grads = torch.autograd.grad(out.sum(), [inputs[name] for name in GRAD_ARGS], allow_unused=True)
+    outs = outputs_of(op(**inputs, **SCALARS))
+    assert all(out.shape == shape and out.dtype == DTYPES[0] for out in outs)
+    loss = sum(out.sum() for out in outs)
+    grads = torch.autograd.grad(loss, [inputs[name] for name in GRAD_ARGS], allow_unused=True)
     for name, g in zip(GRAD_ARGS, grads):
         assert g.shape == inputs[name].shape, name
         assert not g.abs().sum(), name  # no rows: every column's sum is zero
@@ -162,9 +176,9 @@ def test_non_contiguous_inputs(device, dtype):
         # Column tensors: every other element of a longer one.
         inputs.update({k: big[k].repeat(2)[: 2 * n : 2] for k in COLUMN_ARGS})
         assert not inputs[ROW_ARGS[0]].is_contiguous()
-        out = op(**inputs, **SCALARS)
-        assert out.is_contiguous()
-        assert_matches_reference(inputs, out)
+        result = op(**inputs, **SCALARS)
+        assert all(out.is_contiguous() for out in outputs_of(result))
+        assert_matches_reference(inputs, result)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -185,8 +199,8 @@ def test_meta_tensors_give_the_output_shape_and_dtype():
     # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
     # as it does when torch.compile traces the op.
     inputs = make_inputs((4, 5), DTYPES[0], "meta")
-    out = op(**inputs, **SCALARS)
-    assert out.device.type == "meta" and out.shape == (4, 5) and out.dtype == DTYPES[0]
+    for out in outputs_of(op(**inputs, **SCALARS)):
+        assert out.device.type == "meta" and out.shape == (4, 5) and out.dtype == DTYPES[0]
 
 
 @pytest.mark.parametrize("device", DEVICES + ["meta"])
@@ -221,7 +235,9 @@ def test_opcheck(device):
 def test_torch_compile_fullgraph_matches_eager(device):
     def terms(**inputs):
         weights = torch.arange(inputs[ROW_ARGS[0]].shape[-1], device=device)
-        return op(**inputs, **SCALARS) * weights
+        return sum(
+            out * weights * (k + 1) for k, out in enumerate(outputs_of(op(**inputs, **SCALARS)))
+        )
 
     def loss(**inputs):
         return terms(**inputs).sum()
@@ -248,14 +264,23 @@ def test_torch_compile_fullgraph_matches_eager(device):
         torch.testing.assert_close(a, e, **tolerance)
 
 
-def expected_gradients(inputs: dict[str, Tensor], grad_out: Tensor) -> list[Tensor]:
+def random_gradients(result) -> tuple[Tensor, ...]:
+    """A random incoming gradient for each output."""
+    return tuple(torch.randn_like(out) for out in outputs_of(result))
+
+
+def expected_gradients(inputs: dict[str, Tensor], grad_out: tuple[Tensor, ...]) -> list[Tensor]:
     """Autograd of the reference in float64 on the same (rounded) values."""
     inputs64 = {k: v.detach().double().requires_grad_(k in GRAD_ARGS) for k, v in inputs.items()}
-    out = reference_module.reference(**inputs64, **SCALARS)
-    return list(torch.autograd.grad(out, [inputs64[name] for name in GRAD_ARGS], grad_out.double()))
+    outs = outputs_of(reference_module.reference(**inputs64, **SCALARS))
+    return list(
+        torch.autograd.grad(
+            outs, [inputs64[name] for name in GRAD_ARGS], [g.double() for g in grad_out]
+        )
+    )
 
 
-def assert_gradients_match(inputs: dict[str, Tensor], grad_out: Tensor, actual) -> None:
+def assert_gradients_match(inputs: dict[str, Tensor], grad_out: tuple[Tensor, ...], actual) -> None:
     for name, a, e in zip(GRAD_ARGS, actual, expected_gradients(inputs, grad_out)):
         assert a.dtype == inputs[name].dtype and a.shape == inputs[name].shape, name
         scale = GRAD_TOLERANCES[a.dtype] * (e.abs().max().item() + 1e-3)
@@ -269,9 +294,9 @@ def assert_gradients_match(inputs: dict[str, Tensor], grad_out: Tensor, actual) 
 @pytest.mark.parametrize("shape", [(3, 257), (2, 2, 64), (1000, 8), (3, 4099)], ids=str)
 def test_gradients_match_float64_reference(device, dtype, shape):
     inputs = make_inputs(shape, dtype, device, requires_grad=True)
-    out = op(**inputs, **SCALARS)
-    grad_out = torch.randn_like(out)
-    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    outs = outputs_of(op(**inputs, **SCALARS))
+    grad_out = random_gradients(outs)
+    actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
     assert_gradients_match(inputs, grad_out, actual)
 
 
@@ -283,9 +308,9 @@ def test_gradient_row_lengths_around_the_kernels_sizes(device, dtype):
     # lengths: 16384 2-byte columns take one 512-thread block, 40000 a cluster.
     for n in [33, 1025, 4099, 8191, 16384, 40000]:
         inputs = make_inputs((3, n), dtype, device, requires_grad=True)
-        out = op(**inputs, **SCALARS)
-        grad_out = torch.randn_like(out)
-        actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+        outs = outputs_of(op(**inputs, **SCALARS))
+        grad_out = random_gradients(outs)
+        actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
         assert_gradients_match(inputs, grad_out, actual)
 
 
@@ -293,9 +318,9 @@ def test_gradient_row_lengths_around_the_kernels_sizes(device, dtype):
 @pytest.mark.parametrize("shape", LONG_ROWS, ids=str)
 def test_gradients_of_long_rows(device, shape):
     inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
-    out = op(**inputs, **SCALARS)
-    grad_out = torch.randn_like(out)
-    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    outs = outputs_of(op(**inputs, **SCALARS))
+    grad_out = random_gradients(outs)
+    actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
     assert_gradients_match(inputs, grad_out, actual)
 
 
@@ -305,11 +330,11 @@ def test_gradients_are_deterministic(device, shape):
     # Column gradients are sums over the rows, taken in a fixed order: the same bits on
     # every run, as torch.use_deterministic_algorithms expects.
     inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
-    grad_out = torch.randn_like(inputs[ROW_ARGS[0]])
+    grad_out = tuple(torch.randn_like(inputs[ROW_ARGS[0]]) for _ in OUTPUTS)
     wrt = [inputs[name] for name in GRAD_ARGS]
-    first = torch.autograd.grad(op(**inputs, **SCALARS), wrt, grad_out)
+    first = torch.autograd.grad(outputs_of(op(**inputs, **SCALARS)), wrt, grad_out)
     for _ in range(3):
-        again = torch.autograd.grad(op(**inputs, **SCALARS), wrt, grad_out)
+        again = torch.autograd.grad(outputs_of(op(**inputs, **SCALARS)), wrt, grad_out)
         assert all(torch.equal(a, b) for a, b in zip(first, again))
 
 
@@ -317,9 +342,9 @@ def test_gradients_are_deterministic(device, shape):
 def test_backward_with_a_non_contiguous_gradient(device):
     inputs = make_inputs((4, 6), DTYPES[0], device, requires_grad=True)
     # Multiplying by a broadcast row sends back a gradient with zero strides.
-    out = op(**inputs, **SCALARS)
-    grad_out = torch.randn(6, dtype=out.dtype, device=device).expand(4, 6)
-    actual = torch.autograd.grad(out, [inputs[name] for name in GRAD_ARGS], grad_out)
+    outs = outputs_of(op(**inputs, **SCALARS))
+    grad_out = tuple(torch.randn(6, dtype=out.dtype, device=device).expand(4, 6) for out in outs)
+    actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
     assert_gradients_match(inputs, grad_out, actual)
 
 
@@ -329,8 +354,8 @@ def test_double_backward_raises_instead_of_returning_zeros(device):
     # gradgradcheck, create_graph=True) must raise, never give zeros.
     inputs = make_inputs((4, 5), DTYPES[0], device, requires_grad=True)
     wrt = [inputs[name] for name in GRAD_ARGS]
-    out = op(**inputs, **SCALARS)
-    grads = torch.autograd.grad((out * out).sum(), wrt, create_graph=True)
+    outs = outputs_of(op(**inputs, **SCALARS))
+    grads = torch.autograd.grad(sum((out * out).sum() for out in outs), wrt, create_graph=True)
     with pytest.raises(RuntimeError, match=f"{NAME} is differentiable once"):
         torch.autograd.grad(sum(g.sum() for g in grads), wrt, allow_unused=True)
 
@@ -349,10 +374,10 @@ def test_gradcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_backward_op(device):
     inputs = make_inputs((5, 7), DTYPES[0], device)
-    grad = torch.randn(5, 7, dtype=DTYPES[0], device=device)
+    grads = [torch.randn(5, 7, dtype=DTYPES[0], device=device) for _ in OUTPUTS]
     # The backward reads the forward's output, y, and the column tensors (csrc/softmax_math.h).
     y = op(**inputs, **SCALARS)
-    args = (grad, y, *[inputs[name] for name in COLUMN_ARGS], *SCALARS.values())
+    args = (*grads, y, *[inputs[name] for name in COLUMN_ARGS], *SCALARS.values())
     torch.library.opcheck(library_op("softmax_backward"), args)
 
 
@@ -368,11 +393,11 @@ def test_more_than_2_to_the_31_elements():
     n = 4096
     rows = (1 << 31) // n + 3
     free, _ = torch.cuda.mem_get_info()
-    if free < (len(ROW_ARGS) + 2) * rows * n * dtype.itemsize:
+    if free < (len(ROW_ARGS) + len(OUTPUTS) + 1) * rows * n * dtype.itemsize:
         pytest.skip("needs a CUDA GPU with room for the rows, the output and a copy")
     inputs = make_inputs((1, n), dtype, "cuda")
     for name in ROW_ARGS:
         inputs[name] = torch.randn(rows, n, device="cuda", dtype=dtype)
-    out = op(**inputs, **SCALARS)
+    outs = outputs_of(op(**inputs, **SCALARS))
     tail = {k: v[-5:] if k in ROW_ARGS else v for k, v in inputs.items()}
-    assert_matches_reference(tail, out[-5:])
+    assert_matches_reference(tail, outs[0][-5:])
