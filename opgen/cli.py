@@ -71,6 +71,7 @@ Examples:
       --forward "0.299f * r + 0.587f * g + 0.114f * b" --dtypes uint8 --no-backward \\
       --reference "0.299 * img[..., 0] + 0.587 * img[..., 1] + 0.114 * img[..., 2]" --exact
   opgen new rms_norm --defaults --kind rowwise --preset rmsnorm
+  opgen new add_rms_norm --defaults --kind rowwise --preset add_rmsnorm
   opgen new l2_normalize --defaults --kind rowwise --signature "x: Tensor" \\
       --reductions "ss = sum(x * x)" --forward "x / sqrt(ss)" \\
       --reference "x / x.norm(dim=-1, keepdim=True)" \\
@@ -95,7 +96,8 @@ def op_options(command):
                           "'x: Tensor, alpha: float = 2.0'; custom ops' tensors may carry a dtype and "
                           "a number of dimensions, e.g. 'index: Tensor[int64, 1]'."),
         click.option("--forward", metavar="EXPR",
-                     help="C++ expression for one output element, e.g. 'alpha * x'."),
+                     help="C++ expression for one output element, e.g. 'alpha * x'; rowwise ops with "
+                          "several outputs: 'y: EXPR; h: EXPR'."),
         click.option("--reference", metavar="EXPR",
                      help="The op as a PyTorch expression, for the tests (default: --forward)."),
         click.option("--gradients", metavar="GRADS",
@@ -112,8 +114,8 @@ def op_options(command):
                      help="Rowwise ops: per-row reductions, ';'-separated, each 'name = op(expression)' "
                           "with op sum, mean, max or min, e.g. 'm = max(x); z = sum(exp(x - m))'."),
         click.option("--grad-reductions", metavar="REDS",
-                     help="Rowwise ops: the backward's per-row reductions, over grad and y (the output), "
-                          "e.g. 'gy = sum(grad * y)'."),
+                     help="Rowwise ops: the backward's per-row reductions, over grad and y (the output; "
+                          "with several outputs grad_<output> and <output>), e.g. 'gy = sum(grad * y)'."),
         click.option("--returns", metavar="OUTS",
                      help="Custom ops: each output and its shape, ';'-separated, as 'like <tensor>' or "
                           "a tuple of sizes, e.g. 'out: (index.size(0), x.size(1)); mask: like x'."),

@@ -117,13 +117,48 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     ({"gradients": "w: grad"}, "'w' is not a tensor argument"),
     ({"dtypes": ["int32"]}, "floating dtypes"),
     ({"out_dtype": "float64"}, "drop --out-dtype"),
-    ({"preset": "groupnorm"}, "is not one of rmsnorm, layernorm, softmax, log_softmax"),
+    ({"preset": "groupnorm"}, "is not one of rmsnorm, layernorm, softmax, add_rmsnorm, log_softmax"),
+    # Several outputs: each named, once, by a name nothing else has.
+    ({"forward": "x / sqrt(ss); x * 2"}, "several outputs need a name each"),
+    ({"forward": "y: x / sqrt(ss); x * 2"}, "'x * 2' needs the form 'name: expression'"),
+    ({"forward": "y: x / sqrt(ss)"}, "one output takes no name"),
+    ({"forward": "y: x / sqrt(ss); y: x * 2"}, "the output name 'y'"),
+    ({"forward": "ss: x / sqrt(ss); h: x"}, "the output name 'ss'"),
+    ({"forward": "grad: x / sqrt(ss); h: x"}, "the output name 'grad'"),
+    ({"signature": "x: Tensor, grad_h: Tensor", "forward": "y: x / sqrt(ss); h: x",
+      "reference": "x, x"}, "the output name 'h' (or grad_h"),
+    ({"forward": "y: x / sqrt(ss); h: x * q"}, "--forward output 'h' 'x * q': it uses 'q'"),
+    # With several outputs the backward reads grad_<output>: grad alone is no name.
+    ({"forward": "y: x / sqrt(ss); h: x", "reference": "(x / x.norm(dim=-1, keepdim=True), x)"},
+     "uses 'grad'"),
 ])
 def test_answers_that_cannot_be_right_are_refused_naming_them(change, says):
     with pytest.raises(SpecError) as error:
         collect_op("op", {**L2, **change})
     assert says in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_several_outputs_are_named_and_their_backward_reads_each_gradient():
+    record = collect_op("op", {"kind": "rowwise", "preset": "add_rmsnorm"})
+    assert [(o["name"], o["expression"]) for o in record["outputs"]] == [
+        ("y", "(x + residual) * rsqrt(ms + eps) * weight"), ("h", "x + residual")]
+    # The backward reads the rows and the saved reductions (never only the output), and its
+    # reduction of h comes after the forward's: h is an output.
+    assert record["backward_from_output"] is False
+    assert [(r["name"], r["stage"], r["saved_stage"]) for r in record["grad_reductions"]] == [("gh", 1, 0)]
+    # A ':' of C++'s '?:' names no output.
+    record = collect_op("op", {**L2, "forward": "x > 0 ? x / sqrt(ss) : x"})
+    assert "outputs" not in record and record["forward_cpp"]
+
+
+def test_several_outputs_are_refused_on_the_stable_abi(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--preset", "add_rmsnorm",
+              "--abi", "stable"])
+    assert exit_.value.code == 2
+    assert "op 'op' has several outputs (y, h)" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
 
 
 def test_own_formulas_need_a_reference_and_gradients():
@@ -169,11 +204,19 @@ def test_inline_is_refused_for_rowwise_ops(tmp_path, capsys):
     assert not list(tmp_path.iterdir())
 
 
+def add_rmsnorm_answers(**changes: str) -> list[str]:
+    """opgen add's options for the add_rmsnorm preset's formulas, some of them changed."""
+    answers = {**rowwise.PRESETS["add_rmsnorm"], **changes}
+    return [option for key, value in answers.items() for option in (f"--{key.replace('_', '-')}", value)]
+
+
 def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
-    # Four ops in one project, one build: a forward whose reduction is off by 1e-4, a
-    # backward whose weight gradient is off by 1e-3, a backward from the saved output off
-    # by 1e-3, and right formulas whose forward saves a reduction off by 1e-3 for the
-    # backward (csrc/wrong_saved.cpp edited). Each is caught by its own tests.
+    # Ops in one project, one build: a forward whose reduction is off by 1e-4, a backward
+    # whose weight gradient is off by 1e-3, a backward from the saved output off by 1e-3,
+    # and right formulas whose forward saves a reduction off by 1e-3 for the backward
+    # (csrc/wrong_saved.cpp edited); a fused add + RMSNorm whose second output is off by
+    # 1e-4, and one whose gradient forgets the second output's. Each is caught by its own
+    # tests; the preset itself passes.
     project = projects / "rows"
     for command in (
         ["new", "rows", "-o", str(projects), "--op", "wrong_forward", "--defaults", "--kind", "rowwise",
@@ -200,6 +243,14 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--forward", "rint(x * 127 / max(a, 1e-12))",
          "--reference", "torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12))",
          "--no-backward"],
+        ["add", "add_norm", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "add_rmsnorm"],
+        ["add", "wrong_second_output", "-p", str(project), "--defaults", "--kind", "rowwise",
+         *add_rmsnorm_answers(forward="y: (x + residual) * rsqrt(ms + eps) * weight; "
+                                      "h: (x + residual) * acc_t(1.0001)")],
+        ["add", "wrong_second_grad", "-p", str(project), "--defaults", "--kind", "rowwise",
+         *add_rmsnorm_answers(gradients="x: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps); "
+                                        "residual: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps) "
+                                        "+ grad_h; weight: grad_y * h * rsqrt(ms + eps)")],
     ):
         try:
             main(command)
@@ -235,3 +286,14 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(saved.stdout)
     assert "test_matches_float64_reference" not in failed_tests(saved.stdout)
+    fused = run_project_tests(python, project, "-k", "not compile", "tests/test_add_norm.py")
+    assert fused.returncode == 0, fused.stdout[-3000:]
+    second_output = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_second_output.py")
+    assert second_output.returncode == 1
+    assert {"test_matches_float64_reference", "test_long_rows", "test_non_contiguous_inputs"} <= failed_tests(
+        second_output.stdout)
+    second_grad = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_second_grad.py")
+    assert second_grad.returncode == 1
+    assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
+            "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(second_grad.stdout)
+    assert "test_matches_float64_reference" not in failed_tests(second_grad.stdout)

@@ -3,7 +3,8 @@
     python tests/perf/rowwise/bench_generated.py --op softmax --label new --out DIR
 
 The op of the installed package (`softmax`, `rms_norm` or `layer_norm`: reference_ops/<op>,
-or an older build of it) against eager PyTorch, torch.compile of it, Liger-Kernel and a
+or an older build of it; `add_rms_norm`: `opgen new add_rms_norm --kind rowwise --preset
+add_rmsnorm`, which returns the normalized rows and the sum) against eager PyTorch, torch.compile of it, Liger-Kernel and a
 device copy, with the same timing as bench_rowwise.py (triton's do_bench medians, the L2
 cleared before each run; forward + backward through autograd, with respect to every
 tensor, as CUDA-graph replays, so that autograd's host time does not hide the GPU's). Two
@@ -28,7 +29,15 @@ from bench_rowwise import bench, graphed  # noqa: E402
 SHAPES = [(4096, 4096), (32768, 4096), (4096, 16384), (8, 131072)]
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 # The reference ops' default eps.
-EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
+EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5, "add_rms_norm": 1e-6}
+# Row tensors read and outputs written, in copies of one row tensor: "of copy" is the op's
+# bandwidth over the copy's.
+COPIES = {"softmax": 1, "rms_norm": 1, "layer_norm": 1, "add_rms_norm": 2}
+
+
+def add_rms_norm_eager(x, r, w):
+    h = x + r
+    return F.rms_norm(h, (h.shape[-1],), w, EPS["add_rms_norm"]), h
 
 
 def eager(op: str):
@@ -36,6 +45,8 @@ def eager(op: str):
         return lambda x: torch.softmax(x, -1)
     if op == "rms_norm":
         return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPS[op])
+    if op == "add_rms_norm":
+        return add_rms_norm_eager
     return lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPS[op])
 
 
@@ -46,13 +57,17 @@ def liger(op: str):
         return lf.liger_softmax
     if op == "rms_norm":
         return lambda x, w: lf.liger_rms_norm(x, w, EPS[op])
+    if op == "add_rms_norm":
+        from liger_kernel.ops import LigerFusedAddRMSNormFunction
+
+        return lambda x, r, w: LigerFusedAddRMSNormFunction.apply(x, r, w, EPS[op], 0.0, "llama", False)
     return lambda x, w, b: lf.liger_layer_norm(x, w, b, EPS[op])
 
 
 def inputs(op: str, rows: int, n: int, dtype: torch.dtype) -> list[torch.Tensor]:
-    x = torch.randn(rows, n, device="cuda", dtype=dtype)
-    columns = {"softmax": 0, "rms_norm": 1, "layer_norm": 2}[op]
-    return [x] + [1 + 0.5 * torch.randn(n, device="cuda", dtype=dtype) for _ in range(columns)]
+    row_tensors = [torch.randn(rows, n, device="cuda", dtype=dtype) for _ in range(2 if op == "add_rms_norm" else 1)]
+    columns = {"softmax": 0, "rms_norm": 1, "layer_norm": 2, "add_rms_norm": 1}[op]
+    return row_tensors + [1 + 0.5 * torch.randn(n, device="cuda", dtype=dtype) for _ in range(columns)]
 
 
 def implementations(op: str, skip: set[str]) -> dict:
@@ -69,7 +84,7 @@ def implementations(op: str, skip: set[str]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--op", default="softmax", choices=["softmax", "rms_norm", "layer_norm"])
+    parser.add_argument("--op", default="softmax", choices=list(COPIES))
     parser.add_argument("--label", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--skip", default="", help="comma-separated: compile, liger")
@@ -83,7 +98,8 @@ def main() -> None:
         for rows, n in shapes:
             tensors = inputs(args.op, rows, n, dtype)
             x = tensors[0]
-            g = torch.randn_like(x)
+            # The incoming gradient of each output.
+            g = [torch.randn_like(x) for _ in range(2 if args.op == "add_rms_norm" else 1)]
             dst = torch.empty_like(x)
             copy = bench(lambda: dst.copy_(x))  # noqa: B023
             results[f"copy/{dname}/{rows}x{n}"] = copy
@@ -101,7 +117,8 @@ def main() -> None:
                     replay, _graph = graphed(forward_backward)
                     both = bench(replay)
                     results[key + "/fwd"], results[key + "/fwdbwd"] = forward, both
-                    line.append(f"{name} fwd {forward:.1f} ({copy / forward:.2f} of copy) fwd+bwd {both:.1f}")
+                    line.append(f"{name} fwd {forward:.1f} ({COPIES[args.op] * copy / forward:.2f} of copy) "
+                                f"fwd+bwd {both:.1f}")
                 except Exception as error:  # noqa: BLE001
                     results[key + "/fwd"] = results[key + "/fwdbwd"] = "fails"
                     line.append(f"{name} fails: {type(error).__name__}: {str(error)[:100]}")
