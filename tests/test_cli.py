@@ -160,7 +160,8 @@ def short_named_projects(opgen) -> list[str]:
                  ["four", "--signature", "x: Tensor, y: Tensor, z: Tensor, w: Tensor", "--forward",
                   "x * y + z - w", "--gradients", "x: y * grad; y: x * grad; z: grad; w: -grad"],
                  ["ln", "--kind", "rowwise", "--preset", "layernorm"],
-                 ["soft", "--kind", "rowwise", "--preset", "softmax"]):
+                 ["soft", "--kind", "rowwise", "--preset", "softmax"],
+                 ["fused", "--kind", "rowwise", "--preset", "add_rmsnorm"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     # The stable ABI's Python autograd, for every kind that has it.
     opgen("new", "stab", "--abi", "stable", "--signature", "x: Tensor, b: Tensor, s: float = 0.5",
@@ -195,7 +196,9 @@ def long_named_projects(length: int, abi: str):
         package = long_name("fused_ops", length)
         assert opgen("new", package, "--defaults", "--abi", abi,
                      "--op", long_name("scale", length)).exit_code == 0
-        for stem, args in LONG_NAMED_OPS.items():
+        # A rowwise op of several outputs, which the stable ABI does not take yet.
+        several_outputs = {"add_rms_norm": ["--kind", "rowwise", "--preset", "add_rmsnorm"]} if abi == "torch" else {}
+        for stem, args in {**LONG_NAMED_OPS, **several_outputs}.items():
             added = opgen("add", long_name(stem, length), *args, "--defaults", "-p", package)
             assert added.exit_code == 0, added.output
         return [package]
