@@ -147,6 +147,15 @@ def test_several_outputs_are_named_and_their_backward_reads_each_gradient():
     # reduction of h comes after the forward's: h is an output.
     assert record["backward_from_output"] is False
     assert [(r["name"], r["stage"], r["saved_stage"]) for r in record["grad_reductions"]] == [("gh", 1, 0)]
+    # Its formulas read h and no row tensor: the backward reads the saved h in place of x and
+    # residual; and residual's gradient is x's, computed once.
+    assert record["backward_outputs"] == ["h"]
+    assert [g.get("same_as") for g in record["gradients"]] == [None, "x", None]
+    # Formulas that read x read the rows; another formula for residual is its own.
+    gradients = rowwise.PRESETS["add_rmsnorm"]["gradients"].replace("h * (gh", "(x + residual) * (gh", 1)
+    record = collect_op("op", {"kind": "rowwise", **rowwise.PRESETS["add_rmsnorm"], "gradients": gradients})
+    assert "backward_outputs" not in record
+    assert [g.get("same_as") for g in record["gradients"]] == [None, None, None]
     # A ':' of C++'s '?:' names no output.
     record = collect_op("op", {**L2, "forward": "x > 0 ? x / sqrt(ss) : x"})
     assert "outputs" not in record and record["forward_cpp"]
@@ -216,7 +225,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     # and right formulas whose forward saves a reduction off by 1e-3 for the backward
     # (csrc/wrong_saved.cpp edited); a fused add + RMSNorm whose second output is off by
     # 1e-4, and one whose gradient forgets the second output's. Each is caught by its own
-    # tests; the preset itself passes.
+    # tests; the preset itself passes (its backward reads the saved sum h and computes one
+    # gradient for x and residual), and so does a backward that reads x and residual.
     project = projects / "rows"
     for command in (
         ["new", "rows", "-o", str(projects), "--op", "wrong_forward", "--defaults", "--kind", "rowwise",
@@ -244,6 +254,9 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--reference", "torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12))",
          "--no-backward"],
         ["add", "add_norm", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "add_rmsnorm"],
+        ["add", "add_norm_from_rows", "-p", str(project), "--defaults", "--kind", "rowwise",
+         *add_rmsnorm_answers(gradients=rowwise.PRESETS["add_rmsnorm"]["gradients"].replace(
+             "h * (gh", "(x + residual) * (gh"))],
         ["add", "wrong_second_output", "-p", str(project), "--defaults", "--kind", "rowwise",
          *add_rmsnorm_answers(forward="y: (x + residual) * rsqrt(ms + eps) * weight; "
                                       "h: (x + residual) * acc_t(1.0001)")],
@@ -286,8 +299,9 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(saved.stdout)
     assert "test_matches_float64_reference" not in failed_tests(saved.stdout)
-    fused = run_project_tests(python, project, "-k", "not compile", "tests/test_add_norm.py")
-    assert fused.returncode == 0, fused.stdout[-3000:]
+    for fused in ("add_norm", "add_norm_from_rows"):
+        right = run_project_tests(python, project, "-k", "not compile", f"tests/test_{fused}.py")
+        assert right.returncode == 0, right.stdout[-3000:]
     second_output = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_second_output.py")
     assert second_output.returncode == 1
     assert {"test_matches_float64_reference", "test_long_rows", "test_non_contiguous_inputs"} <= failed_tests(

@@ -262,6 +262,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     grads: list[dict[str, str]] = []
     non_differentiable: list[str] = []
     backward_from_output = False
+    backward_outputs: list[str] = []
     if answers["backward"]:
         # One output: its value is y and its gradient grad; several: each its own name and
         # grad_<name>.
@@ -280,6 +281,17 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                             f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
         names = backward_names | {r["name"] for r in grad_reductions}
         grads, non_differentiable = parse_gradients(answers["gradients"], params, names)
+        # A row tensor whose gradient formula is an earlier one's, letter for letter (x and
+        # the residual added to it), shares that gradient: the backward computes it once and
+        # autograd passes it to both, as torch's add does (torch ABI; the stable ABI's
+        # backward computes each).
+        first_with = {}
+        for g in grads:
+            if g["input"] in rows:
+                if g["cpp"] in first_with:
+                    g["same_as"] = first_with[g["cpp"]]
+                else:
+                    first_with[g["cpp"]] = g["input"]
         # Where no backward formula reads a tensor or the forward's reductions (softmax:
         # y * (grad - gy)), the forward saves its output and the backward reads y and grad
         # alone: it recomputes none of the forward, so its own reductions start at stage 0.
@@ -309,7 +321,15 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                                      backward_names, {r["name"]: -1 for r in reductions}, output_names)
             for reduction, saved_reduction in zip(grad_reductions, saved, strict=True):
                 reduction["saved_stage"] = saved_reduction["stage"]
-        count = 1 + len(tensors) + len(scalars)
+            # With several outputs, where the backward's formulas read outputs and no row
+            # tensor (a fused add + RMSNorm's read h = x + residual, not x and residual), the
+            # forward saves those outputs and the backward reads them in place of the rows:
+            # fewer bytes, as torch's own backward reads a saved output. Rounded to the dtype
+            # as stored, as for y above.
+            used = set().union(*(cpp_formula("", text, names).used for text in formulas))
+            if outputs and not used & set(rows):
+                backward_outputs = [o["name"] for o in outputs if o["name"] in used]
+        count = (len(outputs) or 1) + len(tensors) + len(scalars)
         if count > MOST_ARGUMENTS:
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
                             f"arguments and a PyTorch op takes at most {MOST_ARGUMENTS}")
@@ -318,7 +338,8 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                                               {"forward_cpp": forward.cpp, "forward_body": forward.body}),
             "grad_reductions": grad_reductions,
             "gradients": grads, "non_differentiable": non_differentiable,
-            "backward_from_output": backward_from_output}
+            "backward_from_output": backward_from_output,
+            **({"backward_outputs": backward_outputs} if backward_outputs else {})}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:

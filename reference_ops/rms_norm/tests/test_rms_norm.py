@@ -71,7 +71,7 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 
 def outputs_of(result) -> tuple[Tensor, ...]:
-    """The op's output as a tuple, as of the reference's result."""
+    """The op's result, or the reference's, as a tuple of its one output."""
     return (result,)
 
 
