@@ -161,15 +161,6 @@ def test_several_outputs_are_named_and_their_backward_reads_each_gradient():
     assert "outputs" not in record and record["forward_cpp"]
 
 
-def test_several_outputs_are_refused_on_the_stable_abi(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--preset", "add_rmsnorm",
-              "--abi", "stable"])
-    assert exit_.value.code == 2
-    assert "op 'op' has several outputs (y, h)" in capsys.readouterr().err
-    assert not list(tmp_path.iterdir())
-
-
 def test_own_formulas_need_a_reference_and_gradients():
     given = {k: v for k, v in L2.items() if k not in ("reference", "gradients")}
     with pytest.raises(SpecError, match="--reference is needed with your own formulas"):

@@ -24,7 +24,8 @@ from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_t
 from .test_custom import GATHER, MIXED
 from .test_generated_project import add
 
-# The project holds the default op, a matmul, a pixel and a rowwise op (RMSNorm), two custom
+# The project holds the default op, a matmul, a pixel, two rowwise ops (RMSNorm, and the fused
+# residual add + RMSNorm of two outputs, whose Python autograd takes two gradients), two custom
 # ops (a gather with an int64 index; three outputs, two of them of a dtype of their own, and
 # int, bool and float scalars), and an op with what the stable elementwise glue does beyond
 # the default's: two tensors that broadcast, int and float scalars, a gradient that reads a
@@ -59,6 +60,7 @@ def stable_project(python, projects) -> Path:
     add(project, "mm", "--kind", "matmul", "--defaults")
     add(project, "gray", "--kind", "pixel", "--defaults")
     add(project, "rms", "--kind", "rowwise", "--preset", "rmsnorm", "--defaults")
+    add(project, "add_rms", "--kind", "rowwise", "--preset", "add_rmsnorm", "--defaults")
     add(project, "gather", *GATHER)
     add(project, "mixed", *MIXED)
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
