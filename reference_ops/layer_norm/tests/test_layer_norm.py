@@ -272,9 +272,9 @@ def test_torch_compile_fullgraph_matches_eager(device):
         torch.testing.assert_close(a, e, **tolerance)
 
 
-def random_gradients(result) -> tuple[Tensor, ...]:
+def random_gradients(outs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
     """A random incoming gradient for each output."""
-    return tuple(torch.randn_like(out) for out in outputs_of(result))
+    return tuple(torch.randn_like(out) for out in outs)
 
 
 def expected_gradients(inputs: dict[str, Tensor], grad_out: tuple[Tensor, ...]) -> list[Tensor]:
