@@ -16,11 +16,14 @@ tensor is an element expression summed over the rows.
 
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Any
 
+from ..naming import CPP_KEYWORDS
 from ..spec import (
     FLOAT_DTYPES,
+    FORMULA_NAMES,
     MOST_ARGUMENTS,
     NON_DIFFERENTIABLE,
     SpecError,
@@ -164,6 +167,11 @@ def parse_outputs(text: str, names: set[str]) -> list[dict[str, str]]:
             raise SpecError(f"--forward {text!r}: {piece.strip()!r} needs the form 'name: expression', "
                             "as each of several outputs")
         name, expression = match.group(1), match.group(2).strip()
+        # The name is a C++ parameter of the backward's formulas and a Python name in the
+        # generated README: no keyword, nor a function the formulas call.
+        if keyword.iskeyword(name) or name in CPP_KEYWORDS or name in FORMULA_NAMES:
+            raise SpecError(f"--forward {text!r}: the output name {name!r} is a Python or C++ keyword or a "
+                            "name the formulas use (a math function, acc_t, torch); name the output otherwise")
         # y may name an output (which is what y means with one); grad, the one output's
         # gradient, may not.
         taken = names | {"grad"} | {o["name"] for o in outputs}
