@@ -309,9 +309,9 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         # off by 100% in bfloat16), so one reading a column recomputes y in float instead.
         forward_only = set(tensors) | {r["name"] for r in reductions}
         formulas = [g["formula"] for g in grads] + [r["expression"] for r in grad_reductions]
-        # (Not for several outputs: their backward reads the rows.)
-        backward_from_output = not outputs and not any(
-            cpp_formula("", text, names).used & forward_only for text in formulas)
+        used = set().union(*(cpp_formula("", text, names).used for text in formulas))
+        # (Not for several outputs: they save the outputs their backward reads, below.)
+        backward_from_output = not outputs and not used & forward_only
         if backward_from_output:
             grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
                                                backward_names - forward_only, {})
@@ -334,7 +334,6 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             # forward saves those outputs and the backward reads them in place of the rows:
             # fewer bytes, as torch's own backward reads a saved output. Rounded to the dtype
             # as stored, as for y above.
-            used = set().union(*(cpp_formula("", text, names).used for text in formulas))
             if outputs and not used & set(rows):
                 backward_outputs = [o["name"] for o in outputs if o["name"] in used]
         count = (len(outputs) or 1) + len(tensors) + len(scalars)
