@@ -136,6 +136,15 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     # With several outputs the backward reads grad_<output>: grad alone is no name.
     ({"forward": "y: x / sqrt(ss); h: x", "reference": "(x / x.norm(dim=-1, keepdim=True), x)"},
      "uses 'grad'"),
+    # An output that reads no tensor is one value a row: beside an output of the rows' shape,
+    # and without a gradient for the backward to read.
+    ({"forward": "sqrt(ss)"}, "--forward 'sqrt(ss)' reads no tensor, so it is one value a row"),
+    ({"forward": "norm: sqrt(ss); twice: 2 * sqrt(ss)"}, "every output reads no tensor"),
+    ({"forward": "y: x / sqrt(ss); norm: sqrt(ss)", "grad_reductions": "gy = sum(grad_y * y)",
+      "gradients": "x: (grad_y - y * gy) / sqrt(ss) + grad_norm * y"},
+     "--gradients 'x: (grad_y - y * gy) / sqrt(ss) + grad_norm * y' reads 'grad_norm', but a per-row output is not"),
+    ({"forward": "y: x / sqrt(ss); norm: sqrt(ss)", "grad_reductions": "gy = sum(grad_y * y * norm)",
+      "gradients": "x: (grad_y - y * gy) / sqrt(ss)"}, "--grad-reductions 'gy = sum(grad_y * y * norm)' reads 'norm'"),
 ])
 def test_answers_that_cannot_be_right_are_refused_naming_them(change, says):
     with pytest.raises(SpecError) as error:
@@ -164,6 +173,33 @@ def test_several_outputs_are_named_and_their_backward_reads_each_gradient():
     # A ':' of C++'s '?:' names no output.
     record = collect_op("op", {**L2, "forward": "x > 0 ? x / sqrt(ss) : x"})
     assert "outputs" not in record and record["forward_cpp"]
+
+
+def test_an_output_that_reads_no_tensor_is_one_value_a_row_without_a_gradient():
+    answers = {**L2, "forward": "y: x / sqrt(ss); norm: sqrt(ss); rms: sqrt(ss / n)",
+               "reference": "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1), x.norm(dim=-1) / x.shape[-1] ** 0.5)",
+               "grad_reductions": "gy = sum(grad_y * y)", "gradients": "x: (grad_y - y * gy) / sqrt(ss)"}
+    record = collect_op("op", answers)
+    assert [(o["name"], o.get("per_row", False)) for o in record["outputs"]] == [
+        ("y", False), ("norm", True), ("rms", True)]
+    # The backward reads y (not x) and the saved reductions; one gradient comes in, y's.
+    assert record["backward_outputs"] == ["y"]
+    assert collect_op("op", options_of(record)) == record
+    # A reduction's op in the backward is no output of that name.
+    collect_op("op", {**answers, "forward": "y: x / sqrt(ss); sum: sqrt(ss)",
+                      "reference": "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))"})
+
+
+def test_per_row_outputs_are_refused_on_the_stable_abi(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--abi", "stable",
+              "--signature", "x: Tensor", "--reductions", "ss = sum(x * x)",
+              "--forward", "y: x / sqrt(ss); norm: sqrt(ss)",
+              "--reference", "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))", "--no-backward"])
+    assert exit_.value.code == 2
+    assert "returns 'norm', one value a row, and per-row outputs are not written on the stable ABI yet" in (
+        capsys.readouterr().err)
+    assert not list(tmp_path.iterdir())
 
 
 def test_own_formulas_need_a_reference_and_gradients():
@@ -227,7 +263,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     # Ops in one project, one build: a forward whose reduction is off by 1e-4, a backward
     # whose weight gradient is off by 1e-3, a backward from the saved output off by 1e-3,
     # and right formulas whose forward saves a reduction off by 1e-3 for the backward
-    # (csrc/wrong_saved.cpp edited); a fused add + RMSNorm whose second output is off by
+    # (csrc/wrong_saved.cpp edited); an L2 normalization whose per-row output (the norm) is
+    # off by 1e-4; a fused add + RMSNorm whose second output is off by
     # 1e-4 (its backward reads x and residual, and passes), and one whose gradient forgets
     # the second output's. Each is caught by its own tests; the preset itself passes (its
     # backward reads the saved sum h and computes one gradient for x and residual). The
@@ -257,13 +294,22 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--grad-reductions", "gy = sum(grad * y)", "--gradients", "x: y * (grad - gy) * acc_t(1.001)",
          *floats],
         ["add", "wrong_saved", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "rmsnorm", *floats],
-        # Right: per-row absmax quantization. A value within float32's error of a rounding
-        # step rounds to either side (one element in about 10^6 here), and the tests accept both.
+        # Right: per-row absmax quantization, the scale returned one value a row. A value
+        # within float32's error of a rounding step rounds to either side (one element in
+        # about 10^6 here), and the tests accept both.
         ["add", "absmax_quant", "-p", str(project), "--defaults", "--kind", "rowwise",
          "--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
-         "--forward", "rint(x * 127 / max(a, 1e-12))",
-         "--reference", "torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12))",
+         "--forward", "q: rint(x * 127 / max(a, 1e-12)); scale: max(a, 1e-12) / 127",
+         "--reference", "(torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12)), "
+                        "x.abs().amax(dim=-1).clamp(min=1e-12) / 127)",
          "--no-backward", *floats],
+        # An L2 normalization that returns each row's norm, off by 1e-4; its backward (from
+        # the saved y and reductions) is right.
+        ["add", "wrong_per_row", "-p", str(project), "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor", "--reductions", "ss = sum(x * x)",
+         "--forward", "y: x / sqrt(ss); norm: sqrt(ss) * acc_t(1.0001)",
+         "--reference", "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))",
+         "--grad-reductions", "gy = sum(grad_y * y)", "--gradients", "x: (grad_y - y * gy) / sqrt(ss)", *floats],
         ["add", "add_norm", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "add_rmsnorm"],
         ["add", "wrong_second_output", "-p", str(project), "--defaults", "--kind", "rowwise", *floats,
          *add_rmsnorm_answers(forward="y: (x + residual) * rsqrt(ms + eps) * weight; "
@@ -302,6 +348,12 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert "test_matches_float64_reference" not in failed_tests(from_output.stdout)
     quant = run_project_tests(python, project, "-k", "not compile", "tests/test_absmax_quant.py")
     assert quant.returncode == 0, quant.stdout[-3000:]
+    per_row = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_per_row.py")
+    assert_caught_by_values(per_row)
+    assert {"test_matches_float64_reference", "test_long_rows", "test_non_contiguous_inputs"} <= failed_tests(
+        per_row.stdout)
+    assert not {"test_gradients_match_float64_reference", "test_gradients_of_long_rows", "test_gradcheck",
+                "test_opcheck", "test_opcheck_backward_op"} & failed_tests(per_row.stdout)
     saved = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_saved.py")
     assert_caught_by_values(saved)
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",

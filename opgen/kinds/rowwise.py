@@ -7,7 +7,10 @@ input element from the element, the reductions, the row length `n` and float sca
 RMSNorm, LayerNorm, softmax and log-softmax are presets; their formulas stay editable.
 An op may have several outputs, each named with its expression ('y: ...; h: x + r', the
 fused residual add + RMSNorm of the add_rmsnorm preset); its backward then reads each
-output's value by name and the gradient of each as grad_<name>.
+output's value by name and the gradient of each as grad_<name>. An output whose expression
+reads no tensor (LayerNorm's 'mean: mu; rstd: rsqrt(var + eps)', a quantizer's scale) is one
+value a row, shape (...), in the arithmetic type (float32; float64 for float64 rows), as
+torch.native_layer_norm returns its mean and rstd; it is not differentiable.
 
 The backward has reductions of its own over `grad` and `y` (the output element): the
 gradient of a row tensor is an element expression over them; the gradient of a column
@@ -151,17 +154,25 @@ def parse_reductions(what: str, text: str, names: set[str], stages: dict[str, in
 OUTPUT_NAME = re.compile(r"\s*([a-z][a-z0-9_]*)\s*:(?!:)(.*)", re.S)
 
 
-def parse_outputs(text: str, names: set[str]) -> list[dict[str, str]]:
+def parse_outputs(text: str, names: set[str], tensors: set[str]) -> list[dict[str, Any]]:
     """'y: x * rsqrt(ms + eps) * weight; h: x + r' -> [{name, expression, cpp, body}], each
-    expression checked over `names`; [] for one unnamed expression (the op's one output)."""
+    expression checked over `names`; [] for one unnamed expression (the op's one output).
+
+    An output whose expression reads none of `tensors` is one value a row: its record has
+    per_row True. At least one output is an element of the rows.
+    """
     pieces = [p for p in text.split(";") if p.strip()]
     named = [OUTPUT_NAME.fullmatch(p) for p in pieces]
     if not any(named):
         if len(pieces) > 1:
             raise SpecError(f"--forward {text!r}: several outputs need a name each, "
                             "'y: <expression>; h: <expression>'")
+        if not cpp_formula("--forward", text, names).used & tensors:
+            raise SpecError(f"--forward {text!r} reads no tensor, so it is one value a row; a rowwise op "
+                            "returns an output over the rows' elements, with per-row outputs beside it if "
+                            "you name them: 'y: <expression over x>; lse: <expression>'")
         return []
-    outputs: list[dict[str, str]] = []
+    outputs: list[dict[str, Any]] = []
     for piece, match in zip(pieces, named):
         if not match:
             raise SpecError(f"--forward {text!r}: {piece.strip()!r} needs the form 'name: expression', "
@@ -180,10 +191,25 @@ def parse_outputs(text: str, names: set[str]) -> list[dict[str, str]]:
                             "name in the backward) is already an argument, a reduction, an output, n or "
                             "grad; name the output otherwise")
         formula = cpp_formula(f"--forward output {name!r}", expression, names)
-        outputs.append({"name": name, "expression": expression, "cpp": formula.cpp, "body": formula.body})
+        outputs.append({"name": name, "expression": expression, "cpp": formula.cpp, "body": formula.body,
+                        **({"per_row": True} if not formula.used & tensors else {})})
     if len(outputs) == 1:
         raise SpecError(f"--forward {text!r}: one output takes no name; give its expression alone")
+    if all(o.get("per_row") for o in outputs):
+        raise SpecError(f"--forward {text!r}: every output reads no tensor, so each is one value a row; a "
+                        "rowwise op returns at least one output over the rows' elements")
     return outputs
+
+
+def check_no_per_row_outputs(option: str, text: str, per_row: set[str]) -> None:
+    """The backward's formulas may not read a per-row output nor its gradient: it has none
+    (not differentiable), and its value is a formula of the reductions they can read. (A
+    name followed by '(' is a reduction's op, as in 'g = mean(grad)', not an output.)"""
+    read = sorted(name for name in per_row | {f"grad_{p}" for p in per_row}
+                  if re.search(rf"\b{name}\b(?!\s*\()", text))
+    if read:
+        raise SpecError(f"{option} {text!r} reads {read[0]!r}, but a per-row output is not differentiable: "
+                        "read the reductions it is computed from instead")
 
 
 def reductions_text(reductions: list[dict[str, str]]) -> str:
@@ -257,7 +283,10 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         raise SpecError("--forward is needed with --reductions: a C++ expression over the element, the "
                         "reductions, n and the scalars")
     # Several outputs are named ('y: ...; h: ...'); one is its expression alone.
-    outputs = parse_outputs(answers["forward"], forward_names)
+    outputs = parse_outputs(answers["forward"], forward_names, set(tensors))
+    # The outputs with the rows' shape, which have gradients; per-row outputs have none.
+    row_outputs = [o for o in outputs if not o.get("per_row")]
+    per_row_names = {o["name"] for o in outputs if o.get("per_row")}
     forward = None if outputs else cpp_formula("--forward", answers["forward"], forward_names)
     # The reference spells the same op in PyTorch: another spelling keeps the formulas' defaults.
     settle("reference", base.get("reference"), "the same op as a PyTorch expression")
@@ -275,10 +304,11 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
         # One output: its value is y and its gradient grad; several: each its own name and
         # grad_<name>.
         backward_names = forward_names | ({"grad", "y"} if not outputs else
-                                          {o["name"] for o in outputs} | {f"grad_{o['name']}" for o in outputs})
+                                          {o["name"] for o in row_outputs} | {f"grad_{o['name']}" for o in row_outputs})
         settle_formula("grad_reductions",
                        "per-row reductions of the backward, over grad and y, e.g. 'gy = sum(grad * y)'")
-        output_names = tuple(o["name"] for o in outputs) or ("y",)
+        check_no_per_row_outputs("--grad-reductions", answers.get("grad_reductions") or "", per_row_names)
+        output_names = tuple(o["name"] for o in row_outputs) or ("y",)
         grad_reductions = parse_reductions("--grad-reductions", answers.get("grad_reductions") or "",
                                            backward_names, {r["name"]: r["stage"] for r in reductions},
                                            output_names)
@@ -287,6 +317,7 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             raise SpecError("--gradients is needed with your own formulas: 'x: <expression over grad, y, "
                             "the reductions>' per row tensor, 'weight: <expression summed over rows>' per "
                             f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
+        check_no_per_row_outputs("--gradients", answers["gradients"], per_row_names)
         names = backward_names | {r["name"] for r in grad_reductions}
         grads, non_differentiable = parse_gradients(answers["gradients"], params, names)
         # A row tensor whose gradient formula is an earlier one's, letter for letter (x and
@@ -335,8 +366,8 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             # fewer bytes, as torch's own backward reads a saved output. Rounded to the dtype
             # as stored, as for y above.
             if outputs and not used & set(rows):
-                backward_outputs = [o["name"] for o in outputs if o["name"] in used]
-        count = (len(outputs) or 1) + len(tensors) + len(scalars)
+                backward_outputs = [o["name"] for o in row_outputs if o["name"] in used]
+        count = (len(row_outputs) or 1) + len(tensors) + len(scalars)
         if count > MOST_ARGUMENTS:
             raise SpecError(f"--signature {answers['signature']!r}: the backward op would take {count} "
                             f"arguments and a PyTorch op takes at most {MOST_ARGUMENTS}")

@@ -96,17 +96,17 @@ def assert_matches_reference(inputs: dict[str, Tensor], result) -> None:
         assert (
             out.shape == first.shape and out.device == first.device and out.dtype == first.dtype
         ), name
-        scale = ROW_TOLERANCES[out.dtype] * (
+        scale = ROW_TOLERANCES[first.dtype] * (
             expected[k].abs().max().item() if expected[k].numel() else 0
         )
         # The kernels compute in float64 for float64 rows, else in float32; either side of a
         # rounding step passes (conftest.assert_close_to_reference).
-        computed_in = torch.float64 if out.dtype == torch.float64 else torch.float32
+        computed_in = torch.float64 if first.dtype == torch.float64 else torch.float32
         assert_close_to_reference(
             out.double(),
             lambda k=k: float64_reference(inputs)[k],
             computed_in,
-            rtol=TOLERANCES[out.dtype]["rtol"],
+            rtol=TOLERANCES[first.dtype]["rtol"],
             atol=scale,
         )
 
