@@ -4,6 +4,7 @@
 #   bash tests/perf/rowwise/per_row_outputs.sh render   # here, with opgen: the project `perrow`
 #   bash tests/perf/rowwise/per_row_outputs.sh run      # on the GPU machine (OUT set), carrying
 #                                                       # tests/perf/rowwise/build
+#   bash tests/perf/rowwise/per_row_outputs.sh check    # the same without the generated benchmarks
 # `run` builds perrow, runs its tests and memcheck over its CUDA tests, its benchmarks, then
 # builds reference_ops/layer_norm and times it beside ln_stats (perrow_ab.py) and profiles
 # both forwards at bf16 4096 x 16384 (perrow_ncu.py).
@@ -29,7 +30,7 @@ render)
     --forward "y: x / sqrt(ss); norm: sqrt(ss)" --reference "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))" \
     --grad-reductions "gy = sum(grad_y * y)" --gradients "x: (grad_y - y * gy) / sqrt(ss)"
   ;;
-run)
+run|check)
   cd "$build/perrow"
   nvidia-smi --query-gpu=name --format=csv,noheader
   python -m pip install -q --no-build-isolation --no-deps -e . > "$OUT/build.log" 2>&1
@@ -37,9 +38,11 @@ run)
   compute-sanitizer --tool memcheck --error-exitcode 1 python -m pytest -q -p no:cacheprovider -x tests \
     -k "cuda and (lengths_around or storage_offset or empty or gradients_match or long_rows)" 2>&1 \
     | tail -3 | tee "$OUT/memcheck.txt"
-  for dt in bfloat16 float32; do python benchmarks/bench_ln_stats.py --dtype $dt 2>&1 | tail -6; done \
-    | tee "$OUT/bench_ln_stats.txt"
-  python benchmarks/bench_absmax_quant.py --dtype bfloat16 2>&1 | tail -6 | tee "$OUT/bench_absmax_quant.txt"
+  if [ "$1" = run ]; then
+    for dt in bfloat16 float32; do python benchmarks/bench_ln_stats.py --dtype $dt 2>&1 | tail -6; done \
+      | tee "$OUT/bench_ln_stats.txt"
+    python benchmarks/bench_absmax_quant.py --dtype bfloat16 2>&1 | tail -6 | tee "$OUT/bench_absmax_quant.txt"
+  fi
   cd "$root"
   (cd reference_ops/layer_norm && python setup.py build_ext --inplace > "$OUT/build_layer_norm.log" 2>&1)
   PYTHONPATH=reference_ops/layer_norm python tests/perf/rowwise/perrow_ab.py 2>&1 | tee "$OUT/perrow_ab.txt"
@@ -48,5 +51,5 @@ run)
     python tests/perf/rowwise/perrow_ncu.py 2>&1 | grep -E "row_kernel|duration|registers|warps_active" \
     | sed 's/(RowParams.*//' | tee "$OUT/ncu.txt"
   ;;
-*) echo "usage: $0 render|run" >&2; exit 2 ;;
+*) echo "usage: $0 render|run|check" >&2; exit 2 ;;
 esac
