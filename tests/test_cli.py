@@ -191,13 +191,22 @@ LONG_NAMED_OPS = {
 }
 
 
+# A rowwise op with a per-row output (scale).
+ABSMAX_QUANT = ["--kind", "rowwise", "--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
+                "--forward", "q: rint(x * 127 / max(a, 1e-12)); scale: max(a, 1e-12) / 127",
+                "--reference", "(torch.round(x * 127 / x.abs().amax(-1, keepdim=True).clamp(min=1e-12)), "
+                               "x.abs().amax(-1).clamp(min=1e-12) / 127)", "--no-backward"]
+
+
 def long_named_projects(length: int, abi: str):
     def make(opgen) -> list[str]:
         package = long_name("fused_ops", length)
         assert opgen("new", package, "--defaults", "--abi", abi,
                      "--op", long_name("scale", length)).exit_code == 0
-        # A rowwise op of several outputs, which the stable ABI does not take yet.
-        several_outputs = {"add_rms_norm": ["--kind", "rowwise", "--preset", "add_rmsnorm"]} if abi == "torch" else {}
+        # Rowwise ops of several outputs and of per-row outputs, which the stable ABI does not
+        # take yet.
+        several_outputs = {"add_rms_norm": ["--kind", "rowwise", "--preset", "add_rmsnorm"],
+                           "absmax_quant": ABSMAX_QUANT} if abi == "torch" else {}
         for stem, args in {**LONG_NAMED_OPS, **several_outputs}.items():
             added = opgen("add", long_name(stem, length), *args, "--defaults", "-p", package)
             assert added.exit_code == 0, added.output
