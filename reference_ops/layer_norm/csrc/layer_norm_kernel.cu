@@ -15,9 +15,8 @@ namespace {
 
 // The forward. In `e`: x the row tensors' elements (x), c the column
 // tensors' (weight, bias), s the scalars, n the row length, r the
-// reductions (mu, var). Its first stats are the reductions, which the backward reads:
-// launch_forward passes null pointers for them where nothing needs a gradient, and none are
-// written.
+// reductions (mu, var). Its stats are the reductions, which the backward reads: launch_forward
+// passes null pointers for them where nothing needs a gradient, and none are written.
 struct ForwardSpec {
   template <class V>
   using Scalars = layer_norm::Scalars<V>;

@@ -15,7 +15,7 @@ namespace {
 
 // The forward. In `e`: x the row tensors' elements (x), c the column
 // tensors' (weight), s the scalars, n the row length, r the
-// reductions (ms). Its first stats are the reductions, which the backward reads: launch_forward
+// reductions (ms). Its stats are the reductions, which the backward reads: launch_forward
 // passes null pointers for them where nothing needs a gradient, and none are written.
 struct ForwardSpec {
   template <class V>
