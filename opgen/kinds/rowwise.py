@@ -156,7 +156,8 @@ OUTPUT_NAME = re.compile(r"\s*([a-z][a-z0-9_]*)\s*:(?!:)(.*)", re.S)
 
 def parse_outputs(text: str, names: set[str], tensors: set[str]) -> list[dict[str, Any]]:
     """'y: x * rsqrt(ms + eps) * weight; h: x + r' -> [{name, expression, cpp, body}], each
-    expression checked over `names`; [] for one unnamed expression (the op's one output).
+    expression checked over `names`; [] for one unnamed expression (the op's one output,
+    which settle() parses).
 
     An output whose expression reads none of `tensors` is one value a row: its record has
     per_row True. At least one output is an element of the rows.
@@ -167,10 +168,6 @@ def parse_outputs(text: str, names: set[str], tensors: set[str]) -> list[dict[st
         if len(pieces) > 1:
             raise SpecError(f"--forward {text!r}: several outputs need a name each, "
                             "'y: <expression>; h: <expression>'")
-        if not cpp_formula("--forward", text, names).used & tensors:
-            raise SpecError(f"--forward {text!r} reads no tensor, so it is one value a row; a rowwise op "
-                            "returns an output over the rows' elements, with per-row outputs beside it if "
-                            "you name them: 'y: <expression over x>; lse: <expression>'")
         return []
     outputs: list[dict[str, Any]] = []
     for piece, match in zip(pieces, named):
@@ -288,6 +285,10 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     row_outputs = [o for o in outputs if not o.get("per_row")]
     per_row_names = {o["name"] for o in outputs if o.get("per_row")}
     forward = None if outputs else cpp_formula("--forward", answers["forward"], forward_names)
+    if forward and not forward.used & set(tensors):
+        raise SpecError(f"--forward {answers['forward']!r} reads no tensor, so it is one value a row; a "
+                        "rowwise op returns an output over the rows' elements, with per-row outputs beside "
+                        "it if you name them: 'y: <expression over x>; lse: <expression>'")
     # The reference spells the same op in PyTorch: another spelling keeps the formulas' defaults.
     settle("reference", base.get("reference"), "the same op as a PyTorch expression")
     if "reference" not in answers:
