@@ -1,0 +1,146 @@
+"""Which (threads a row, vectors a thread) layout is fastest for a rowwise forward? An
+experiment, not the product: reference_ops/{layer_norm,rms_norm,softmax} copied into
+tests/perf/rowwise/build/planx/ with a plan override in csrc/row_kernels.cuh (RK_PLAN=
+"tpr,vpt" forces that Block or Warp layout where it holds the row), each layout timed in its
+own process (plans are cached per shape).
+
+    python tests/perf/rowwise/plan_variants.py render          # here
+    python tests/perf/rowwise/plan_variants.py run --out $OUT  # on the GPU machine
+
+PLANX_OPS, PLANX_DTYPES, PLANX_SHAPES ("4096x4096,8192x3072"), PLANX_PLANS ("256,2 128,4"),
+PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run. The timings read here
+were made before the override checked that sscanf read two numbers (same layouts).
+
+Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
+timed in the same process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+BUILD = HERE / "build" / "planx"
+OPS = ("layer_norm", "rms_norm", "softmax")
+SHAPES = [(4096, 4096), (32768, 4096), (4096, 16384)]
+PLANS = {4096: ["", "256,2", "256,4", "512,2"], 16384: ["", "1024,2", "1024,4"]}  # "": the planner's own
+if os.environ.get("PLANX_SHAPES"):  # e.g. "4096x4096,8192x3072" with PLANX_PLANS "256,2 128,4"
+    SHAPES = [tuple(int(v) for v in s.split("x")) for s in os.environ["PLANX_SHAPES"].split(",")]
+    PLANS = {n: [""] + os.environ.get("PLANX_PLANS", "").split() for _, n in SHAPES}
+OPS = tuple(os.environ.get("PLANX_OPS", " ".join(OPS)).split())
+DTYPES = os.environ.get("PLANX_DTYPES", "bfloat16 float32").split()
+
+OVERRIDE = """
+  if (const char* forced = std::getenv("RK_PLAN")) {  // experiment: tests/perf/rowwise/plan_variants.py
+    int a = 0, b = 0;
+    const bool read = std::sscanf(forced, "%d,%d", &a, &b) == 2;
+    const int64_t slots = (int64_t)a * b;
+    if (read && slots >= nvec && slots < 2 * nvec &&
+        rk_kernel_for<F, T>(a, b, false)) {
+      pl.strategy = a == 32 ? Strategy::Warp : Strategy::Block;
+      pl.tpr = a;
+      pl.vpt = b;
+      pl.block = a == 32 ? 128 : a;
+      pl.cluster = 1;
+      chosen = true;
+    }
+  }
+  if (!chosen) {
+    pl.strategy = Strategy::Stream;"""
+
+
+def render() -> None:
+    shutil.rmtree(BUILD, ignore_errors=True)
+    for op in OPS:
+        dst = BUILD / op
+        shutil.copytree(
+            ROOT / "reference_ops" / op, dst, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__")
+        )
+        lib = dst / "csrc" / "row_kernels.cuh"
+        text = lib.read_text()
+        anchor = "\n  if (!chosen) {\n    pl.strategy = Strategy::Stream;"
+        assert text.count(anchor) == 1
+        includes = "#include <map>\n#include <cstdio>\n#include <cstdlib>"
+        text = text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
+        lib.write_text(text)
+    print("rendered into", BUILD)
+
+
+def call(op, x, w, b):
+    if op == "layer_norm":
+        from layer_norm import layer_norm
+
+        return lambda: layer_norm(x, w, b)
+    if op == "rms_norm":
+        from rms_norm import rms_norm
+
+        return lambda: rms_norm(x, w)
+    from softmax import softmax
+
+    return lambda: softmax(x)
+
+
+def time_one(op: str) -> None:
+    import torch
+
+    sys.path.insert(0, str(HERE))
+    from bench_rowwise import bench
+
+    plan = os.environ.get("RK_PLAN", "")
+    for dtype in [getattr(torch, d) for d in DTYPES]:
+        for rows, n in SHAPES:
+            if plan not in PLANS[n]:
+                continue
+            x = torch.randn(rows, n, device="cuda", dtype=dtype)
+            w = torch.randn(n, device="cuda", dtype=dtype)
+            b = torch.randn(n, device="cuda", dtype=dtype)
+            dst = torch.empty_like(x)
+            copy = bench(lambda dst=dst, x=x: dst.copy_(x))
+            fn = call(op, x, w, b)
+            fn()
+            fwd = bench(fn)
+            print(
+                f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {plan or 'default':>8} "
+                f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
+                flush=True,
+            )
+
+
+def run(out: Path) -> None:
+    jobs = []
+    for op in OPS if not os.environ.get("PLANX_NO_BUILD") else ():
+        env = dict(os.environ, MAX_JOBS="5")
+        log = open(out / f"build_{op}.log", "w")
+        jobs.append(
+            subprocess.Popen(
+                [sys.executable, "setup.py", "build_ext", "--inplace"],
+                cwd=BUILD / op,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        )
+    for job in jobs:
+        job.wait()
+    plans = sorted({p for v in PLANS.values() for p in v})
+    for op in OPS:
+        for plan in plans * int(os.environ.get("PLANX_ROUNDS", "1")):
+            env = dict(os.environ, PYTHONPATH=str(BUILD / op), RK_PLAN=plan)
+            if plan == "":
+                env.pop("RK_PLAN")
+            subprocess.run([sys.executable, __file__, "time", "--op", op], env=env)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=["render", "run", "time"])
+    parser.add_argument("--op")
+    parser.add_argument("--out", type=Path, default=Path("/tmp"))
+    args = parser.parse_args()
+    {"render": render, "run": lambda: run(args.out), "time": lambda: time_one(args.op)}[args.what]()
