@@ -8,8 +8,7 @@ own process (plans are cached per shape).
     python tests/perf/rowwise/plan_variants.py run --out $OUT  # on the GPU machine
 
 PLANX_OPS, PLANX_DTYPES, PLANX_SHAPES ("4096x4096,8192x3072"), PLANX_PLANS ("256,2 128,4"),
-PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run. The timings read here
-were made before the override checked that sscanf read two numbers (same layouts).
+PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
 timed in the same process.
