@@ -7,6 +7,7 @@ ops of one's own formulas.
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
@@ -354,6 +355,16 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
         per_row.stdout)
     assert not {"test_gradients_match_float64_reference", "test_gradients_of_long_rows", "test_gradcheck",
                 "test_opcheck", "test_opcheck_backward_op"} & failed_tests(per_row.stdout)
+    # Its one differentiable output is y: the backward gets no zeros made for the norm's
+    # gradient (on CUDA two fills a call; autograd made them before set_materialize_grads).
+    profiled = subprocess.run([str(python), "-c", (
+        "import torch\nfrom rows import wrong_per_row\n"
+        "x = torch.randn(4, 33, requires_grad=True)\ny, norm = wrong_per_row(x)\ngrad = torch.randn_like(y)\n"
+        "with torch.profiler.profile() as prof:\n    y.backward(grad)\n"
+        "print(sorted({e.name for e in prof.events()}))\nassert x.grad is not None and norm.grad_fn is None\n")],
+        cwd=project, capture_output=True, text=True)
+    assert profiled.returncode == 0, profiled.stderr[-3000:]
+    assert "wrong_per_row_backward" in profiled.stdout and "aten::zeros" not in profiled.stdout, profiled.stdout
     saved = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_saved.py")
     assert_caught_by_values(saved)
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
