@@ -1,7 +1,7 @@
 """The custom kind: its answers, its refusals, a built project whose tests catch wrong
 kernels, and updates that never touch the user's three files.
 
-One project of two custom ops is built once (module fixture) and reused.
+One project of two custom ops is built once (a session fixture) and reused.
 """
 
 from __future__ import annotations
@@ -154,7 +154,9 @@ def test_generated_python_passes_ruff(tmp_path, length, abi):
     assert_ruff_passes(project)
 
 
-@pytest.fixture(scope="module")
+# Session scope: a module fixture is torn down whenever the worker runs a test of another
+# module in between, and was built twice a run (2 x 150-340 s on CI's machine).
+@pytest.fixture(scope="session")
 def built(python, projects) -> Path:
     """A project of two custom ops (gather, mixed), built once; CUDA compiled where nvcc is."""
     project = render(projects, "customs", "--op", "gather", *GATHER)

@@ -53,7 +53,9 @@ def undefined_symbols(path: Path) -> list[str]:
     return [line.split(maxsplit=1)[1] for line in symbols.splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
+# Session scope: a module fixture is torn down whenever the worker runs a test of another
+# module in between, and was built twice a run (2 x 150-340 s on CI's machine).
+@pytest.fixture(scope="session")
 def stable_project(python, projects) -> Path:
     project = render(projects / "stable", "stab", "--abi", "stable")
     add(project, "bias_tanh", *BROADCAST_OP)
