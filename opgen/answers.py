@@ -17,6 +17,7 @@ from .naming import name_problem
 from .spec import (
     DTYPES,
     FLOAT_DTYPES,
+    OUT_DTYPES,
     SpecError,
     canonical_signature,
     check_answer_text,
@@ -81,8 +82,8 @@ def collect_op(name: str, given: dict[str, Any], *, exact: bool = False,
     if getattr(kind, "ASKS_OUT_DTYPE", True):
         settle("out_dtype", "same", "'same' as the inputs, or a dtype")
     answers.setdefault("out_dtype", "same")  # the kind refuses any other that was given
-    if answers["out_dtype"] != "same" and answers["out_dtype"] not in DTYPES:
-        raise SpecError(f"out_dtype {answers['out_dtype']!r} must be 'same' or one of {', '.join(DTYPES)}")
+    if answers["out_dtype"] != "same" and answers["out_dtype"] not in OUT_DTYPES:
+        raise SpecError(f"out_dtype {answers['out_dtype']!r} must be 'same' or one of {', '.join(OUT_DTYPES)}")
     settle("backward", defaults["backward"], "generate backward kernels and autograd?")
     fields = kind.settle(answers, settle, params, set(given))
     return {

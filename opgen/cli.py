@@ -16,7 +16,7 @@ from . import __version__
 from .kinds import KINDS, rowwise
 from .model import ABIS
 from .naming import name_problem
-from .spec import DTYPES, FLOAT_DTYPES, SpecError, check_dtypes, parse_dtypes
+from .spec import DTYPES, FLOAT_DTYPES, OUT_DTYPES, SpecError, check_dtypes, parse_dtypes
 
 USAGE_ERROR = 2
 
@@ -119,7 +119,7 @@ def op_options(command):
         click.option("--returns", metavar="OUTS",
                      help="Custom ops: each output and its shape, ';'-separated, as 'like <tensor>' or "
                           "a tuple of sizes, e.g. 'out: (index.size(0), x.size(1)); mask: like x'."),
-        click.option("--out-dtype", type=click.Choice(DTYPES),
+        click.option("--out-dtype", type=click.Choice(OUT_DTYPES),
                      help="The output's dtype (default: the inputs')."),
         click.option("--no-backward", is_flag=True, help="No backward kernels and no autograd."),
         click.option("--defaults", is_flag=True,
@@ -286,7 +286,7 @@ def ask_on_the_terminal(question: str, default, help_text: str):
     if question == "kind":
         return click.prompt(label, default=default, type=click.Choice(list(KINDS)), show_choices=False)
     if question == "out_dtype":
-        return click.prompt(label, default=default, type=click.Choice(["same", *DTYPES]),
+        return click.prompt(label, default=default, type=click.Choice(["same", *OUT_DTYPES]),
                             show_choices=False)
     if isinstance(default, list):
         return click.prompt(label, default=",".join(default))

@@ -46,6 +46,10 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
             if per_row:
                 raise SpecError(f"op {op['name']!r} returns {per_row[0]!r}, one value a row, and per-row outputs "
                                 "are not written on the stable ABI yet; use --abi torch, the default")
+            if op["kind"] == "rowwise" and op["out_dtype"] != "same":
+                raise SpecError(f"op {op['name']!r} has --out-dtype {op['out_dtype']}, and rowwise outputs of "
+                                "another dtype than the inputs' are not written on the stable ABI yet; use "
+                                "--abi torch, the default")
     names = [op["name"] for op in ops]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)

@@ -18,6 +18,8 @@ from .naming import CPP_KEYWORDS
 
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 DTYPES = (*FLOAT_DTYPES, "uint8", "uint16", "int32")
+# An output may also be int8 (a quantizer's), which no kernel reads.
+OUT_DTYPES = (*DTYPES, "int8")
 ANNOTATIONS = ("Tensor", "float", "int", "bool")
 
 MATH_FUNCTIONS = frozenset(cpp_expression.MATH_FUNCTIONS)

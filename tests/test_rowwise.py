@@ -119,7 +119,9 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     ({"gradients": "x: grad * z"}, "uses 'z'"),
     ({"gradients": "w: grad"}, "'w' is not a tensor argument"),
     ({"dtypes": ["int32"]}, "floating dtypes"),
-    ({"out_dtype": "float64"}, "drop --out-dtype"),
+    # --out-dtype gives the rows' outputs a dtype of their own, without gradients.
+    ({"out_dtype": "int8"}, "--out-dtype int8: backward kernels need floating inputs and an output of the "
+                            "same dtype; pass --no-backward"),
     ({"preset": "groupnorm"}, "is not one of rmsnorm, layernorm, softmax, add_rmsnorm, log_softmax"),
     # Several outputs: each named, once, by a name nothing else has.
     ({"forward": "x / sqrt(ss); x * 2"}, "several outputs need a name each"),
@@ -203,6 +205,16 @@ def test_per_row_outputs_are_refused_on_the_stable_abi(tmp_path, capsys):
     assert not list(tmp_path.iterdir())
 
 
+def test_rows_of_another_dtype_are_refused_on_the_stable_abi(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--abi", "stable",
+              "--preset", "log_softmax", "--out-dtype", "float32", "--no-backward"])
+    assert exit_.value.code == 2
+    assert "has --out-dtype float32, and rowwise outputs of another dtype than the inputs' are not written on the " \
+           "stable ABI yet; use --abi torch" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_own_formulas_need_a_reference_and_gradients():
     given = {k: v for k, v in L2.items() if k not in ("reference", "gradients")}
     with pytest.raises(SpecError, match="--reference is needed with your own formulas"):
@@ -264,8 +276,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     # Ops in one project, one build: a forward whose reduction is off by 1e-4, a backward
     # whose weight gradient is off by 1e-3, a backward from the saved output off by 1e-3,
     # and right formulas whose forward saves a reduction off by 1e-3 for the backward
-    # (csrc/wrong_saved.cpp edited); an L2 normalization whose per-row output (the norm) is
-    # off by 1e-4; a fused add + RMSNorm whose second output is off by
+    # (csrc/wrong_saved.cpp edited); an int8 quantizer whose q is 5% too large; an L2
+    # normalization whose per-row output (the norm) is off by 1e-4; a fused add + RMSNorm whose second output is off by
     # 1e-4 (its backward reads x and residual, and passes), and one whose gradient forgets
     # the second output's. Each is caught by its own tests; the preset itself passes (its
     # backward reads the saved sum h and computes one gradient for x and residual). The
@@ -295,15 +307,16 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--grad-reductions", "gy = sum(grad * y)", "--gradients", "x: y * (grad - gy) * acc_t(1.001)",
          *floats],
         ["add", "wrong_saved", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "rmsnorm", *floats],
-        # Right: per-row absmax quantization, the scale returned one value a row. A value
-        # within float32's error of a rounding step rounds to either side (one element in
-        # about 10^6 here), and the tests accept both.
-        ["add", "absmax_quant", "-p", str(project), "--defaults", "--kind", "rowwise",
-         "--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
-         "--forward", "q: rint(x * 127 / max(a, 1e-12)); scale: max(a, 1e-12) / 127",
-         "--reference", "(torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12)), "
-                        "x.abs().amax(dim=-1).clamp(min=1e-12) / 127)",
-         "--no-backward", *floats],
+        # Right: per-row absmax quantization to int8, the scale returned one value a row. A
+        # value within float32's error of a rounding step rounds to either side (one element
+        # in about 10^6 here), and the tests accept both. Then the same with q 5% too large.
+        *(["add", name, "-p", str(project), "--defaults", "--kind", "rowwise",
+           "--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
+           "--forward", f"q: clamp(rint(x * 127 / max(a, 1e-12){wrong}), -127, 127); scale: max(a, 1e-12) / 127",
+           "--reference", "(torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12)), "
+                          "x.abs().amax(dim=-1).clamp(min=1e-12) / 127)",
+           "--out-dtype", "int8", "--no-backward", *floats]
+          for name, wrong in (("absmax_quant", ""), ("wrong_quant", " * acc_t(1.05)"))),
         # An L2 normalization that returns each row's norm, off by 1e-4; its backward (from
         # the saved y and reductions) is right.
         ["add", "wrong_per_row", "-p", str(project), "--defaults", "--kind", "rowwise",
@@ -349,6 +362,13 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert "test_matches_float64_reference" not in failed_tests(from_output.stdout)
     quant = run_project_tests(python, project, "-k", "not compile", "tests/test_absmax_quant.py")
     assert quant.returncode == 0, quant.stdout[-3000:]
+    assert subprocess.run([str(python), "-c", "import torch\nfrom rows import absmax_quant\n"
+                           "q, scale = absmax_quant(torch.randn(3, 5))\nassert q.dtype == torch.int8, q.dtype\n"
+                           "assert scale.dtype == torch.float32 and scale.shape == (3,)"], cwd=project).returncode == 0
+    wrong_quant = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_quant.py")
+    assert_caught_by_values(wrong_quant)
+    assert {"test_matches_float64_reference", "test_long_rows", "test_non_contiguous_inputs"} <= failed_tests(
+        wrong_quant.stdout)
     per_row = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_per_row.py")
     assert_caught_by_values(per_row)
     assert {"test_matches_float64_reference", "test_long_rows", "test_non_contiguous_inputs"} <= failed_tests(

@@ -10,7 +10,9 @@ fused residual add + RMSNorm of the add_rmsnorm preset); its backward then reads
 output's value by name and the gradient of each as grad_<name>. An output whose expression
 reads no tensor (LayerNorm's 'mean: mu; rstd: rsqrt(var + eps)', a quantizer's scale) is one
 value a row, shape (...), in the arithmetic type (float32; float64 for float64 rows), as
-torch.native_layer_norm returns its mean and rstd; it is not differentiable.
+torch.native_layer_norm returns its mean and rstd; it is not differentiable. The outputs over
+the rows take --out-dtype where it is given (a per-row int8 quantizer: 'q: ...; scale: ...'
+with --out-dtype int8 --no-backward), converted as C++ converts (integers truncated).
 
 The backward has reductions of its own over `grad` and `y` (the output element): the
 gradient of a row tensor is an element expression over them; the gradient of a column
@@ -30,6 +32,7 @@ from ..spec import (
     MOST_ARGUMENTS,
     NON_DIFFERENTIABLE,
     SpecError,
+    check_backward_dtypes,
     check_python_expression,
     cpp_formula,
     gradients_text,
@@ -42,8 +45,6 @@ SUMMARY = "per-row reductions over the last dimension, then one output per eleme
 OPTIONS = frozenset({"preset", "columns", "reductions", "forward", "grad_reductions", "gradients"})
 # Its glue has a stable-ABI version (templates/kinds/rowwise/stable/): opgen new --abi stable.
 STABLE_ABI = True
-# No --out-dtype (the rows come out in the inputs' dtype): not asked on a terminal.
-ASKS_OUT_DTYPE = False
 NOT_INLINE = "their kernels share csrc/row_kernels.cuh, which the one file does not hold"
 REDUCE_OPS = ("sum", "mean", "max", "min")
 # Names the formulas of this kind give meaning to: the row length and, in the backward,
@@ -241,9 +242,10 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
     if any(d not in FLOAT_DTYPES for d in answers["dtypes"]):
         raise SpecError(f"--dtypes {','.join(answers['dtypes'])}: rowwise ops support the floating "
                         f"dtypes {', '.join(FLOAT_DTYPES)} only")
-    if answers["out_dtype"] != "same":
-        raise SpecError(f"--out-dtype {answers['out_dtype']}: rowwise ops output the inputs' dtype; "
-                        "drop --out-dtype")
+    # --out-dtype is the row outputs' dtype (a quantizer's int8); per-row outputs keep the
+    # arithmetic type. Gradients need rows of the inputs' dtype.
+    if answers["backward"]:
+        check_backward_dtypes(answers)
     if answers["exact"]:
         raise SpecError("rowwise ops are not --exact: their CUDA kernels sum a row in another order "
                         "than the CPU's; drop --exact")

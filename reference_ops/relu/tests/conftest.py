@@ -36,6 +36,7 @@ TOLERANCES = {
     torch.uint8: dict(rtol=0, atol=1),
     torch.uint16: dict(rtol=0, atol=1),
     torch.int32: dict(rtol=0, atol=1),
+    torch.int8: dict(rtol=0, atol=1),
 }
 
 # Rounding functions jump. Where a value an op rounds lies within float32's error of a jump

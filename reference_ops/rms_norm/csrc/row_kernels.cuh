@@ -14,7 +14,7 @@
 // T is the tensor element type: float, __half, __nv_bfloat16 or double. All arithmetic
 // runs in the accumulation type Acc = acc_t<T>: float for float, half and bfloat16, double
 // for double. Per-row statistics (inputs and outputs, e.g. the saved rstd) have type Acc;
-// row and column tensors have type T.
+// row and column tensors have type T, row outputs T or the spec's Out<T> (below).
 //
 // ---- The spec contract --------------------------------------------------------------
 //
@@ -27,7 +27,7 @@
 //     static constexpr int kRed     = 1;  // row reductions                          e.r[j]
 //     static constexpr int kStages  = 1;  // reductions run in stages 0..kStages-1; a term
 //                                         // may read e.r[] of earlier stages only
-//     static constexpr int kRowOut  = 1;  // row outputs (rows, N) of T
+//     static constexpr int kRowOut  = 1;  // row outputs (rows, N) of out_t<Spec, T>
 //     static constexpr int kStatOut = 1;  // per-row outputs (rows,) of Acc; a null pointer
 //                                         // for one in RowProblem: not written
 //     static constexpr int kColGrad = 0;  // column outputs (N,) of T: sums over all rows
@@ -39,6 +39,9 @@
 //     template <class E> RK_DEV static value_t<E> stat(int k, const E& e);     // row stat k
 //     template <class E> RK_DEV static value_t<E> colgrad(int k, const E& e);  // summed over rows
 //   };
+//
+//   A spec may give its row outputs a type of their own (a quantizer's int8_t; T where it
+//   does not):  template <class T> using Out = int8_t;
 //
 // All five functions must exist (one with nothing to compute returns value_t<E>(0)).
 // `e` is a Ctx: value_t<E> (= E::value_type) is Acc, and e holds the element's inputs
@@ -255,6 +258,65 @@ struct TypeInfo<__half> {
 template <class T>
 using acc_t = typename TypeInfo<T>::Acc;
 
+// ---- row outputs of a type of their own --------------------------------------------
+
+namespace detail {
+// F::Out<T> where the spec has it, else T.
+template <class F, class T, class = void>
+struct OutOf {
+  using type = T;
+};
+template <class F, class T>
+struct OutOf<F, T, std::void_t<typename F::template Out<T>>> {
+  using type = typename F::template Out<T>;
+};
+}  // namespace detail
+
+// The element type of spec F's row outputs for inputs of type T.
+template <class F, class T>
+using out_t = typename detail::OutOf<F, T>::type;
+
+// An Acc value as an output element of type O: the half types rounded to nearest,
+// integers truncated toward zero, as C++ converts (a formula that must stay in range
+// clamps: a float beyond an integer type's range has no defined conversion).
+template <class O, class A>
+RK_DEV O rk_convert(A v) {
+  if constexpr (std::is_same_v<O, __half>)
+    return __float2half_rn(static_cast<float>(v));
+  else if constexpr (std::is_same_v<O, __nv_bfloat16>)
+    return __float2bfloat16_rn(static_cast<float>(v));
+  else
+    return static_cast<O>(v);
+}
+
+// The widest store of `kBytes` bytes (2, 4, 8 or 16).
+template <int kBytes>
+struct StoreWord;
+template <>
+struct StoreWord<2> {
+  using type = uint16_t;
+};
+template <>
+struct StoreWord<4> {
+  using type = uint32_t;
+};
+template <>
+struct StoreWord<8> {
+  using type = uint2;
+};
+template <>
+struct StoreWord<16> {
+  using type = uint4;
+};
+
+// The bytes one output store covers for inputs of type T: a vector of T's outputs, in at
+// most 16 bytes a store (an int8 output of a bfloat16 row: 8 bytes a vector).
+template <class T, class O>
+RK_HD constexpr int rk_out_store_bytes() {
+  constexpr int kBytes = TypeInfo<T>::kVec * int(sizeof(O));
+  return kBytes < 16 ? kBytes : 16;
+}
+
 // ---- what a formula sees --------------------------------------------------------------
 
 namespace detail {
@@ -399,18 +461,43 @@ RK_DEV uint4 load_vec(const T* row, int64_t col, int64_t N, bool vec_ok) {
   return TI::pack(f);
 }
 
-template <class T>
-RK_DEV void store_vec(T* row, int64_t col, int64_t N, bool vec_ok,
+// Stores the VEC outputs of a vector of T's at column `col` of an output row of type O (T,
+// or the spec's Out<T>): one 16-byte store when the launch is aligned (the same number of
+// narrower or wider stores for another O), else element by element.
+template <class T, class O>
+RK_DEV void store_vec(O* row, int64_t col, int64_t N, bool vec_ok,
                       const acc_t<T> (&f)[TypeInfo<T>::kVec]) {
   using TI = TypeInfo<T>;
   constexpr int VEC = TI::kVec;
-  if (vec_ok) {
-    if (col < N) *reinterpret_cast<uint4*>(row + col) = TI::pack(f);
-    return;
-  }
+  if constexpr (std::is_same_v<O, T>) {
+    if (vec_ok) {
+      if (col < N) *reinterpret_cast<uint4*>(row + col) = TI::pack(f);
+      return;
+    }
 #pragma unroll
-  for (int e = 0; e < VEC; ++e)
-    if (col + e < N) row[col + e] = TI::from_acc(f[e]);
+    for (int e = 0; e < VEC; ++e)
+      if (col + e < N) row[col + e] = TI::from_acc(f[e]);
+  } else {
+    if (vec_ok) {
+      if (col < N) {
+        constexpr int kBytes = rk_out_store_bytes<T, O>();
+        constexpr int kPer = kBytes / int(sizeof(O));  // outputs a store
+        using W = typename StoreWord<kBytes>::type;
+#pragma unroll
+        for (int q = 0; q < VEC / kPer; ++q) {
+          W w;
+          O* o = reinterpret_cast<O*>(&w);
+#pragma unroll
+          for (int e = 0; e < kPer; ++e) o[e] = rk_convert<O>(f[q * kPer + e]);
+          *reinterpret_cast<W*>(row + col + q * kPer) = w;
+        }
+      }
+      return;
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+      if (col + e < N) row[col + e] = rk_convert<O>(f[e]);
+  }
 }
 
 // The same for a shifted row (kVecShifted, below), whose elements are the columns lo..hi-1
@@ -503,7 +590,7 @@ struct RowParams {
   Arr<int64_t, F::kRowIn> in_stride;  // elements between rows
   Arr<const T*, F::kColIn> col;       // (N,) contiguous
   Arr<const A*, F::kStatIn> stat_in;
-  Arr<T*, F::kRowOut> out;
+  Arr<out_t<F, T>*, F::kRowOut> out;
   Arr<int64_t, F::kRowOut> out_stride;
   Arr<A*, F::kStatOut> stat_out;
   A* partial;  // kColGrad x units x N (column-output partials)
@@ -807,7 +894,7 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
     if (row_ok) {
 #pragma unroll
       for (int k = 0; k < F::kRowOut; ++k) {
-        T* op = p.out[k] + row * p.out_stride[k] - h;
+        out_t<F, T>* op = p.out[k] + row * p.out_stride[k] - h;
         const uint32_t z = opaque_zero();
 #pragma unroll
         for (int i = 0; i < VPT; ++i) {
@@ -919,7 +1006,7 @@ template <class F, class T>
 constexpr bool rk_shifts() {
   constexpr int kVec = TypeInfo<T>::kVec;
   return F::kColGrad == 0 && F::kRowIn + F::kRowOut > 0 && kVec >= 4 &&
-         (F::kColIn == 0 || (F::kColIn == 1 && kVec == 8));
+         (F::kColIn == 0 || (F::kColIn == 1 && kVec == 8)) && std::is_same_v<out_t<F, T>, T>;
 }
 
 // Rows too long for registers: one block per row, each stage re-reads the row.
@@ -1294,7 +1381,7 @@ struct RowProblem {
   Arr<int64_t, F::kRowIn> in_stride{};    // elements between rows; the last dim is contiguous
   Arr<const T*, F::kColIn> col{};         // (N,) contiguous
   Arr<const Acc*, F::kStatIn> stat_in{};  // (rows,) contiguous
-  Arr<T*, F::kRowOut> out{};
+  Arr<out_t<F, T>*, F::kRowOut> out{};
   Arr<int64_t, F::kRowOut> out_stride{};
   Arr<Acc*, F::kStatOut> stat_out{};  // (rows,) contiguous
   Arr<T*, F::kColGrad> colgrad{};     // (N,) contiguous
@@ -1677,13 +1764,15 @@ inline Plan plan_rows_cached(int64_t rows, int64_t N, int device) {
 template <class F, class T>
 inline bool rk_aligned(const RowProblem<F, T>& pr) {
   constexpr int VEC = TypeInfo<T>::kVec;
-  auto al = [](const void* ptr) {
-    return ptr == nullptr || (reinterpret_cast<uintptr_t>(ptr) % 16) == 0;
+  auto al = [](const void* ptr, uintptr_t bytes = 16) {
+    return ptr == nullptr || (reinterpret_cast<uintptr_t>(ptr) % bytes) == 0;
   };
+  constexpr uintptr_t kOutBytes = rk_out_store_bytes<T, out_t<F, T>>();
   bool ok = pr.N % VEC == 0;
   for (int i = 0; i < F::kRowIn; ++i) ok = ok && al(pr.in.v[i]) && pr.in_stride.v[i] % VEC == 0;
   for (int i = 0; i < F::kColIn; ++i) ok = ok && al(pr.col.v[i]);
-  for (int i = 0; i < F::kRowOut; ++i) ok = ok && al(pr.out.v[i]) && pr.out_stride.v[i] % VEC == 0;
+  for (int i = 0; i < F::kRowOut; ++i)
+    ok = ok && al(pr.out.v[i], kOutBytes) && pr.out_stride.v[i] % VEC == 0;
   return ok;
 }
 
