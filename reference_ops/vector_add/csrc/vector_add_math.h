@@ -93,6 +93,21 @@ template <typename T>
 VECTOR_ADD_HOST_DEVICE T max(T a, T b) {
   return (a > b || a != a) ? a : b;
 }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// A float's min or max on the GPU (sm_80 and newer): one instruction that returns NaN for a
+// NaN in, where the comparisons above take three (a clamp in a quantizer's formula kept the
+// GPU's ALU pipe 73% busy). Declared before clamp, which calls them.
+__device__ __forceinline__ float min(float a, float b) {
+  float result;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(result) : "f"(a), "f"(b));
+  return result;
+}
+__device__ __forceinline__ float max(float a, float b) {
+  float result;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(result) : "f"(a), "f"(b));
+  return result;
+}
+#endif
 template <typename T>
 VECTOR_ADD_HOST_DEVICE T clamp(T v, T low, T high) {
   return min(max(v, low), high);
