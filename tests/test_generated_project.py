@@ -259,6 +259,9 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
     assert "return torch.round(x * 4) / 4" in (project / "mixed" / "rounded_reference.py").read_text()
     add(project, "near_ties", "--signature", "x: Tensor", "--forward", "rint(x * 1000.3) / 1000.3",
         "--no-backward")
+    # int8 out, an output dtype no kernel reads: the vector loops store each lane converted.
+    add(project, "to_int8", "--signature", "x: Tensor", "--forward", "clamp(rint(x * 50), -127, 127)",
+        "--out-dtype", "int8", "--no-backward")
     pip_install(python, project, USE_CUDA="0")  # the CPU loops are what this is about
     [library] = (project / "mixed").glob("_C*.so")
     # The AVX2 loops call SLEEF's 8-float tanh and the AVX512 ones its 16-float tanh (as eager's
@@ -274,6 +277,9 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
     # Ties round to even, in the vector loops (64 values) and the scalar ones.
     ties = ("import torch, mixed; x = torch.tensor([0.125, 0.375, -0.125, -0.625] * 16); "
             "assert torch.equal(mixed.rounded(x), torch.tensor([0.0, 0.5, -0.0, -0.5] * 16))")
+    # And to int8: the clamped values, as int8, in both loops.
+    ties += ("; x = torch.linspace(-4, 4, 101); "
+             "assert torch.equal(mixed.to_int8(x), torch.clamp(torch.round(x * 50), -127, 127).to(torch.int8))")
     for capability in ("avx2", "default"):
         rounded = subprocess.run([str(python), "-c", ties], cwd=project, capture_output=True, text=True,
                                  env={**os.environ, "ATEN_CPU_CAPABILITY": capability})
