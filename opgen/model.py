@@ -42,14 +42,6 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
                 ready = ", ".join(STABLE_KINDS[:-1]) + " and " + STABLE_KINDS[-1]
                 raise SpecError(f"op {op['name']!r} is a {op['kind']} op, whose glue is not written on the "
                                 f"stable ABI yet (only {ready} ops are); use --abi torch, the default")
-            per_row = [o["name"] for o in op.get("outputs", []) if o.get("per_row")]
-            if per_row:
-                raise SpecError(f"op {op['name']!r} returns {per_row[0]!r}, one value a row, and per-row outputs "
-                                "are not written on the stable ABI yet; use --abi torch, the default")
-            if op["kind"] == "rowwise" and op["out_dtype"] != "same":
-                raise SpecError(f"op {op['name']!r} has --out-dtype {op['out_dtype']}, and rowwise outputs of "
-                                "another dtype than the inputs' are not written on the stable ABI yet; use "
-                                "--abi torch, the default")
     names = [op["name"] for op in ops]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)

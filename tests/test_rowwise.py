@@ -193,28 +193,6 @@ def test_an_output_that_reads_no_tensor_is_one_value_a_row_without_a_gradient():
                       "reference": "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))"})
 
 
-def test_per_row_outputs_are_refused_on_the_stable_abi(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--abi", "stable",
-              "--signature", "x: Tensor", "--reductions", "ss = sum(x * x)",
-              "--forward", "y: x / sqrt(ss); norm: sqrt(ss)",
-              "--reference", "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))", "--no-backward"])
-    assert exit_.value.code == 2
-    assert "returns 'norm', one value a row, and per-row outputs are not written on the stable ABI yet" in (
-        capsys.readouterr().err)
-    assert not list(tmp_path.iterdir())
-
-
-def test_rows_of_another_dtype_are_refused_on_the_stable_abi(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["new", "op", "-o", str(tmp_path), "--defaults", "--kind", "rowwise", "--abi", "stable",
-              "--preset", "log_softmax", "--out-dtype", "float32", "--no-backward"])
-    assert exit_.value.code == 2
-    assert "has --out-dtype float32, and rowwise outputs of another dtype than the inputs' are not written on the " \
-           "stable ABI yet; use --abi torch" in capsys.readouterr().err
-    assert not list(tmp_path.iterdir())
-
-
 def test_own_formulas_need_a_reference_and_gradients():
     given = {k: v for k, v in L2.items() if k not in ("reference", "gradients")}
     with pytest.raises(SpecError, match="--reference is needed with your own formulas"):

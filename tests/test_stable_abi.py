@@ -53,6 +53,20 @@ def undefined_symbols(path: Path) -> list[str]:
     return [line.split(maxsplit=1)[1] for line in symbols.splitlines() if line.strip()]
 
 
+# A per-row absmax quantizer: q in int8, scale one value a row.
+QUANT_INT8 = ("--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
+              "--forward", "q: clamp(rint(x * 127 / max(a, 1e-12)), -127, 127); scale: max(a, 1e-12) / 127",
+              "--reference", "(torch.round(x * 127 / x.abs().amax(-1, keepdim=True).clamp(min=1e-12)), "
+                             "x.abs().amax(-1).clamp(min=1e-12) / 127)",
+              "--out-dtype", "int8", "--no-backward", "--defaults")
+# An L2 normalization that also returns each row's norm, with a backward.
+L2_WITH_NORM = ("--signature", "x: Tensor", "--reductions", "ss = sum(x * x)",
+                "--forward", "y: x / sqrt(ss); norm: sqrt(ss)",
+                "--reference", "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))",
+                "--grad-reductions", "gy = sum(grad_y * y)", "--gradients", "x: (grad_y - y * gy) / sqrt(ss)",
+                "--defaults")
+
+
 # Session scope: a module fixture is torn down whenever the worker runs a test of another
 # module in between, and was built twice a run (2 x 150-340 s on CI's machine).
 @pytest.fixture(scope="session")
@@ -63,6 +77,9 @@ def stable_project(python, projects) -> Path:
     add(project, "gray", "--kind", "pixel", "--defaults")
     add(project, "rms", "--kind", "rowwise", "--preset", "rmsnorm", "--defaults")
     add(project, "add_rms", "--kind", "rowwise", "--preset", "add_rmsnorm", "--defaults")
+    # Per-row outputs (autograd marks them not differentiable) and rows out in int8.
+    add(project, "quant", "--kind", "rowwise", *QUANT_INT8)
+    add(project, "l2n", "--kind", "rowwise", *L2_WITH_NORM)
     add(project, "gather", *GATHER)
     add(project, "mixed", *MIXED)
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
