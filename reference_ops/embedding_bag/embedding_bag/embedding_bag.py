@@ -21,7 +21,16 @@ def _library_op(name: str):
     return getattr(torch.ops.embedding_bag, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("embedding_bag")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor) -> Tensor:
@@ -43,7 +52,9 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor) -> Tensor:
     Differentiable once with respect to weight.
     Double backward raises.
     """
-    return _forward(weight, indices, offsets)
+    if _is_compiling():
+        return _forward(weight, indices, offsets)
+    return _forward_eager(weight, indices, offsets)
 
 
 def _check_arguments(op: str, weight, indices, offsets) -> None:

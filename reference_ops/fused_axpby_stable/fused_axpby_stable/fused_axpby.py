@@ -22,7 +22,16 @@ def _library_op(name: str):
     return getattr(torch.ops.fused_axpby_stable, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("fused_axpby")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
@@ -59,7 +68,7 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
     try:
         return _forward_no_autograd(a, x, b)
     except NotImplementedError:  # no kernel for these tensors: the op's own error names it
-        return _forward(a, x, b)
+        return _forward_eager(a, x, b)
 
 
 def _check_tensors(op: str, /, **tensors: Tensor) -> None:
@@ -176,13 +185,13 @@ def _refuse_forward_ad(*tensors: Tensor) -> None:
         )
 
 
-_is_compiling = torch.compiler.is_compiling
 _is_grad_enabled = torch.is_grad_enabled
 # Dispatches below the autograd kernel, as torch.library's own registration does.
 _BelowAutograd = torch._C._AutoDispatchBelowAutograd
 # The forward's kernels registered again as an op with no autograd kernel (csrc/library.cpp):
 # past the dispatcher's C++ autograd fallback, which passes a call that needs no gradient on.
-_forward_no_autograd = _library_op("_fused_axpby_no_autograd")
+# Called outside torch.compile only: its C++ operator, as _forward_eager.
+_forward_no_autograd = _cpp_operator(_library_op("_fused_axpby_no_autograd"))
 _backward_op = _library_op("fused_axpby_backward")
 
 

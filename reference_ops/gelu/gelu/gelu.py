@@ -20,7 +20,16 @@ def _library_op(name: str):
     return getattr(torch.ops.gelu, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("gelu")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def gelu(x: Tensor) -> Tensor:
@@ -39,7 +48,9 @@ def gelu(x: Tensor) -> Tensor:
 
     Differentiable once with respect to x. Double backward raises.
     """
-    return _forward(x)
+    if _is_compiling():
+        return _forward(x)
+    return _forward_eager(x)
 
 
 def _check_tensors(op: str, /, **tensors: Tensor) -> None:

@@ -21,7 +21,16 @@ def _library_op(name: str):
     return getattr(torch.ops.layer_norm, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("layer_norm")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> Tensor:
@@ -44,7 +53,9 @@ def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> T
 
     Differentiable once with respect to x, weight, bias. Double backward raises.
     """
-    return _forward(x, weight, bias, eps)
+    if _is_compiling():
+        return _forward(x, weight, bias, eps)
+    return _forward_eager(x, weight, bias, eps)
 
 
 def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor]) -> None:

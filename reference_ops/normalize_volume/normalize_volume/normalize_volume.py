@@ -20,7 +20,16 @@ def _library_op(name: str):
     return getattr(torch.ops.normalize_volume, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("normalize_volume")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
@@ -37,7 +46,9 @@ def normalize_volume(vol: Tensor, max_val: float) -> Tensor:
         transposed alike), else contiguous, on vol's device, of torch.float32, with the
         shape of vol.
     """
-    return _forward(vol, max_val)
+    if _is_compiling():
+        return _forward(vol, max_val)
+    return _forward_eager(vol, max_val)
 
 
 def _check_tensors(op: str, /, **tensors: Tensor) -> None:

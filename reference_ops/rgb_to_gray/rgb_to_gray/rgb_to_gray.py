@@ -20,7 +20,16 @@ def _library_op(name: str):
     return getattr(torch.ops.rgb_to_gray, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("rgb_to_gray")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def rgb_to_gray(img: Tensor) -> Tensor:
@@ -36,7 +45,9 @@ def rgb_to_gray(img: Tensor) -> Tensor:
         A new tensor contiguous, on img's device, of img's dtype, with the
         shape of img without its last (channel) dimension.
     """
-    return _forward(img)
+    if _is_compiling():
+        return _forward(img)
+    return _forward_eager(img)
 
 
 def _check_tensors(op: str, /, **tensors: Tensor) -> None:

@@ -21,7 +21,16 @@ def _library_op(name: str):
     return getattr(torch.ops.rms_norm, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("rms_norm")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-06) -> Tensor:
@@ -42,7 +51,9 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-06) -> Tensor:
 
     Differentiable once with respect to x, weight. Double backward raises.
     """
-    return _forward(x, weight, eps)
+    if _is_compiling():
+        return _forward(x, weight, eps)
+    return _forward_eager(x, weight, eps)
 
 
 def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor]) -> None:

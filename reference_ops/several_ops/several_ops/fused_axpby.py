@@ -21,7 +21,16 @@ def _library_op(name: str):
     return getattr(torch.ops.several_ops, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("fused_axpby")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
@@ -45,7 +54,9 @@ def fused_axpby(a: float, x: Tensor, b: Tensor) -> Tensor:
 
     Differentiable once with respect to x, b. Double backward raises.
     """
-    return _forward(a, x, b)
+    if _is_compiling():
+        return _forward(a, x, b)
+    return _forward_eager(a, x, b)
 
 
 def _check_tensors(op: str, /, **tensors: Tensor) -> None:

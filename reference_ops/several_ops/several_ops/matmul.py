@@ -21,7 +21,16 @@ def _library_op(name: str):
     return getattr(torch.ops.several_ops, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("matmul")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -40,7 +49,9 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
     Differentiable with respect to a and b.
     """
-    return _forward(a, b)
+    if _is_compiling():
+        return _forward(a, b)
+    return _forward_eager(a, b)
 
 
 def _check_matrices(op: str, a_name: str, a: Tensor, b_name: str, b: Tensor) -> None:

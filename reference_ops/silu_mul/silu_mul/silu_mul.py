@@ -21,7 +21,16 @@ def _library_op(name: str):
     return getattr(torch.ops.silu_mul, name).default
 
 
+def _cpp_operator(op):
+    """The C++ operator behind an op of torch.ops. Outside torch.compile the API calls it directly,
+    past the Python layer of OpOverload.__call__ (about 0.4 µs of a 2 µs call on a CPU);
+    torch.compile cannot trace it, so it traces the op itself."""
+    return getattr(op, "_op", op)
+
+
 _forward = _library_op("silu_mul")
+_forward_eager = _cpp_operator(_forward)
+_is_compiling = torch.compiler.is_compiling
 
 
 def silu_mul(x: Tensor, y: Tensor) -> Tensor:
@@ -44,7 +53,9 @@ def silu_mul(x: Tensor, y: Tensor) -> Tensor:
 
     Differentiable once with respect to x, y. Double backward raises.
     """
-    return _forward(x, y)
+    if _is_compiling():
+        return _forward(x, y)
+    return _forward_eager(x, y)
 
 
 def _check_tensors(op: str, /, **tensors: Tensor) -> None:
