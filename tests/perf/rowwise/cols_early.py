@@ -57,20 +57,21 @@ LOAD_COLS_END = """          cv[ci] = load_vec<T>(p.col[ci] + z, colv(i), N, p.v
       }
     };
 """
-EARLY_LOAD = LOAD_COLS_END + """    uint4 cearly[VPT][KC];
+EARLY_LOAD = (
+    LOAD_COLS_END
+    + """    uint4 cearly[VPT][KC];
     {
       const uint32_t z0 = opaque_zero();
 #pragma unroll
       for (int i = 0; i < VPT; ++i) load_cols(i, z0, cearly[i]);
     }
 """
+)
 
 
 def patch(text: str, variant: str) -> str:
-    anchor = "\n  if (!chosen) {\n    pl.strategy = Strategy::Stream;"
-    assert text.count(anchor) == 1 and text.count(OUTPUT_PASS) == 1 and text.count(LOAD_COLS_END) == 1
-    text = text.replace(anchor, plan_variants.OVERRIDE)
-    text = text.replace("#include <map>", "#include <map>\n#include <cstdio>\n#include <cstdlib>")
+    assert text.count(OUTPUT_PASS) == 1 and text.count(LOAD_COLS_END) == 1
+    text = plan_variants.with_plan_override(text)
     if variant == "batch":
         text = text.replace(OUTPUT_PASS, BATCH)
     elif variant == "early":
@@ -82,32 +83,19 @@ def render() -> None:
     shutil.rmtree(BUILD, ignore_errors=True)
     for variant in VARIANTS:
         for op in OPS:
-            dst = BUILD / variant / op
-            shutil.copytree(
-                ROOT / "reference_ops" / op, dst, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__")
-            )
-            lib = dst / "csrc" / "row_kernels.cuh"
-            lib.write_text(patch(lib.read_text(), variant))
+            plan_variants.copy_op(op, BUILD / variant / op, lambda text, v=variant: patch(text, v))
     print("rendered into", BUILD)
 
 
 def time_one(op: str, variant: str) -> None:
     import torch
-    from bench_rowwise import bench
 
     plan = os.environ.get("RK_PLAN", "")
     for dtype in [getattr(torch, d) for d in DTYPES]:
         for rows, n in SHAPES:
             if plan not in PLANS[n]:
                 continue
-            x = torch.randn(rows, n, device="cuda", dtype=dtype)
-            w = torch.randn(n, device="cuda", dtype=dtype)
-            b = torch.randn(n, device="cuda", dtype=dtype)
-            dst = torch.empty_like(x)
-            fn = plan_variants.call(op, x, w, b)
-            fn()
-            copy = bench(lambda dst=dst, x=x: dst.copy_(x))
-            fwd = bench(fn)
+            fwd, copy = plan_variants.forward_and_copy(op, dtype, rows, n)
             print(
                 f"{op:>10} {variant:>5} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {plan or 'default':>7} "
                 f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
@@ -116,22 +104,8 @@ def time_one(op: str, variant: str) -> None:
 
 
 def run(out: Path) -> None:
-    jobs = []
     if not os.environ.get("COLX_NO_BUILD"):
-        for variant in VARIANTS:
-            for op in OPS:
-                log = open(out / f"build_{variant}_{op}.log", "w")
-                jobs.append(
-                    subprocess.Popen(
-                        [sys.executable, "setup.py", "build_ext", "--inplace"],
-                        cwd=BUILD / variant / op,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        env=dict(os.environ, MAX_JOBS="2"),
-                    )
-                )
-    for job in jobs:
-        job.wait()
+        plan_variants.build_in_place([BUILD / v / op for v in VARIANTS for op in OPS], out, max_jobs="2")
     plans = sorted({p for v in PLANS.values() for p in v})
     for _ in range(int(os.environ.get("COLX_ROUNDS", "1"))):
         for op in OPS:
@@ -140,7 +114,9 @@ def run(out: Path) -> None:
                     env = dict(os.environ, PYTHONPATH=str(BUILD / variant / op), RK_PLAN=plan)
                     if plan == "":
                         env.pop("RK_PLAN")
-                    subprocess.run([sys.executable, __file__, "time", "--op", op, "--variant", variant], env=env)
+                    subprocess.run(
+                        [sys.executable, __file__, "time", "--op", op, "--variant", variant], env=env
+                    )
 
 
 if __name__ == "__main__":

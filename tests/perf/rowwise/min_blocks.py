@@ -34,14 +34,23 @@ BUILD = HERE / "build" / "mbx"
 sys.path.insert(0, str(HERE))
 import plan_variants  # noqa: E402
 
-VARIANTS = {"base": None, "mb3": (3, 8), "mb3_10": (3, 10), "mb3_12": (3, 12), "noalloc": None, "mb3_na": (3, 8)}
+VARIANTS = {
+    "base": None,
+    "mb3": (3, 8),
+    "mb3_10": (3, 10),
+    "mb3_12": (3, 12),
+    "noalloc": None,
+    "mb3_na": (3, 8),
+}
 if os.environ.get("MBX_VARIANTS"):
     VARIANTS = {v: VARIANTS[v] for v in os.environ["MBX_VARIANTS"].split()}
 OPS = ("layer_norm", "rms_norm")
 SHAPES = [(4096, 4096), (32768, 4096), (4096, 16384)]
 
 KERNEL = "__global__ void __launch_bounds__(BLOCK, 8) row_kernel_eight_blocks("
-KERNEL_NEW = "__global__ void __launch_bounds__(BLOCK, BLOCK == 512 ? {mb512} : {mb128}) row_kernel_eight_blocks("
+KERNEL_NEW = (
+    "__global__ void __launch_bounds__(BLOCK, BLOCK == 512 ? {mb512} : {mb128}) row_kernel_eight_blocks("
+)
 RULE = """  return sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
          BLOCK == 128 && !CLUSTER;"""
 ROW_LOAD = "xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)"
@@ -63,45 +72,38 @@ RULE_NEW = """  return sizeof(T) == 2 && F::kColGrad == 0 && VPT == 4 && !CLUSTE
           (F::kColIn >= 1 && TPR == 512 && BLOCK == 512));"""
 
 
+def patch(text: str, variant: str, blocks) -> str:
+    """row_kernels.cuh as `variant` has it (`blocks`: its (MB512, MB128), or None)."""
+    assert text.count(KERNEL) == 1 and text.count(RULE) == 1
+    if blocks:
+        text = text.replace(KERNEL, KERNEL_NEW.format(mb512=blocks[0], mb128=blocks[1]))
+        text = text.replace(RULE, RULE_NEW)
+    if variant in ("noalloc", "mb3_na"):
+        assert text.count(ROW_LOAD) == 1
+        text = text.replace(ROW_LOAD, ROW_LOAD_NEW)
+        # after load_vec's definition: insert before store_vec's comment block
+        anchor = "// Stores the VEC outputs of a vector of T's"
+        assert text.count(anchor) == 1
+        text = text.replace(anchor, LOAD_VEC_STREAM + "\n" + anchor)
+    return text
+
+
 def render() -> None:
     shutil.rmtree(BUILD, ignore_errors=True)
     for variant, blocks in VARIANTS.items():
         for op in OPS:
-            dst = BUILD / variant / op
-            shutil.copytree(
-                ROOT / "reference_ops" / op, dst, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__")
+            plan_variants.copy_op(
+                op, BUILD / variant / op, lambda text, v=variant, b=blocks: patch(text, v, b)
             )
-            lib = dst / "csrc" / "row_kernels.cuh"
-            text = lib.read_text()
-            assert text.count(KERNEL) == 1 and text.count(RULE) == 1
-            if blocks:
-                text = text.replace(KERNEL, KERNEL_NEW.format(mb512=blocks[0], mb128=blocks[1]))
-                text = text.replace(RULE, RULE_NEW)
-            if variant in ("noalloc", "mb3_na"):
-                assert text.count(ROW_LOAD) == 1
-                text = text.replace(ROW_LOAD, ROW_LOAD_NEW)
-                # after load_vec's definition: insert before store_vec's comment block
-                anchor = "// Stores the VEC outputs of a vector of T's"
-                assert text.count(anchor) == 1
-                text = text.replace(anchor, LOAD_VEC_STREAM + "\n" + anchor)
-            lib.write_text(text)
     print("rendered into", BUILD)
 
 
 def time_one(op: str, variant: str) -> None:
     import torch
-    from bench_rowwise import bench
 
     for dtype in (torch.bfloat16,):
         for rows, n in SHAPES:
-            x = torch.randn(rows, n, device="cuda", dtype=dtype)
-            w = torch.randn(n, device="cuda", dtype=dtype)
-            b = torch.randn(n, device="cuda", dtype=dtype)
-            dst = torch.empty_like(x)
-            fn = plan_variants.call(op, x, w, b)
-            fn()
-            copy = bench(lambda dst=dst, x=x: dst.copy_(x))
-            fwd = bench(fn)
+            fwd, copy = plan_variants.forward_and_copy(op, dtype, rows, n)
             print(
                 f"{op:>10} {variant:>6} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} "
                 f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
@@ -110,21 +112,7 @@ def time_one(op: str, variant: str) -> None:
 
 
 def run(out: Path) -> None:
-    jobs = []
-    for variant in VARIANTS:
-        for op in OPS:
-            log = open(out / f"build_{variant}_{op}.log", "w")
-            jobs.append(
-                subprocess.Popen(
-                    [sys.executable, "setup.py", "build_ext", "--inplace"],
-                    cwd=BUILD / variant / op,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=dict(os.environ, MAX_JOBS="2"),
-                )
-            )
-    for job in jobs:
-        job.wait()
+    plan_variants.build_in_place([BUILD / v / op for v in VARIANTS for op in OPS], out, max_jobs="2")
     for _ in range(int(os.environ.get("MBX_ROUNDS", "2"))):
         for op in OPS:
             for variant in VARIANTS:

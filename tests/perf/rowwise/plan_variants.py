@@ -54,20 +54,47 @@ OVERRIDE = """
     pl.strategy = Strategy::Stream;"""
 
 
+def with_plan_override(text: str) -> str:
+    """row_kernels.cuh with the RK_PLAN override in its planner."""
+    anchor = "\n  if (!chosen) {\n    pl.strategy = Strategy::Stream;"
+    assert text.count(anchor) == 1
+    includes = "#include <map>\n#include <cstdio>\n#include <cstdlib>"
+    return text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
+
+
+def copy_op(op: str, dst: Path, patch) -> None:
+    """reference_ops/<op> copied to dst without build outputs, its csrc/row_kernels.cuh
+    passed through patch(text)."""
+    shutil.copytree(
+        ROOT / "reference_ops" / op, dst, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__")
+    )
+    lib = dst / "csrc" / "row_kernels.cuh"
+    lib.write_text(patch(lib.read_text()))
+
+
+def build_in_place(dirs: list[Path], out: Path, max_jobs: str) -> None:
+    """`setup.py build_ext --inplace` in each directory at once, each logged into out as
+    build_<parent>_<name>.log (build_base_layer_norm.log)."""
+    jobs = []
+    for path in dirs:
+        log = open(out / f"build_{path.parent.name}_{path.name}.log", "w")
+        jobs.append(
+            subprocess.Popen(
+                [sys.executable, "setup.py", "build_ext", "--inplace"],
+                cwd=path,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, MAX_JOBS=max_jobs),
+            )
+        )
+    for job in jobs:
+        job.wait()
+
+
 def render() -> None:
     shutil.rmtree(BUILD, ignore_errors=True)
     for op in OPS:
-        dst = BUILD / op
-        shutil.copytree(
-            ROOT / "reference_ops" / op, dst, ignore=shutil.ignore_patterns("build", "*.so", "__pycache__")
-        )
-        lib = dst / "csrc" / "row_kernels.cuh"
-        text = lib.read_text()
-        anchor = "\n  if (!chosen) {\n    pl.strategy = Strategy::Stream;"
-        assert text.count(anchor) == 1
-        includes = "#include <map>\n#include <cstdio>\n#include <cstdlib>"
-        text = text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
-        lib.write_text(text)
+        copy_op(op, BUILD / op, with_plan_override)
     print("rendered into", BUILD)
 
 
@@ -85,25 +112,32 @@ def call(op, x, w, b):
     return lambda: softmax(x)
 
 
-def time_one(op: str) -> None:
+def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float]:
+    """µs of op's forward on random rows x n inputs of dtype, and of a copy of the rows."""
     import torch
 
     sys.path.insert(0, str(HERE))
     from bench_rowwise import bench
+
+    x = torch.randn(rows, n, device="cuda", dtype=dtype)
+    w = torch.randn(n, device="cuda", dtype=dtype)
+    b = torch.randn(n, device="cuda", dtype=dtype)
+    dst = torch.empty_like(x)
+    copy = bench(lambda: dst.copy_(x))
+    fn = call(op, x, w, b)
+    fn()
+    return bench(fn), copy
+
+
+def time_one(op: str) -> None:
+    import torch
 
     plan = os.environ.get("RK_PLAN", "")
     for dtype in [getattr(torch, d) for d in DTYPES]:
         for rows, n in SHAPES:
             if plan not in PLANS[n]:
                 continue
-            x = torch.randn(rows, n, device="cuda", dtype=dtype)
-            w = torch.randn(n, device="cuda", dtype=dtype)
-            b = torch.randn(n, device="cuda", dtype=dtype)
-            dst = torch.empty_like(x)
-            copy = bench(lambda dst=dst, x=x: dst.copy_(x))
-            fn = call(op, x, w, b)
-            fn()
-            fwd = bench(fn)
+            fwd, copy = forward_and_copy(op, dtype, rows, n)
             print(
                 f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {plan or 'default':>8} "
                 f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
@@ -112,21 +146,8 @@ def time_one(op: str) -> None:
 
 
 def run(out: Path) -> None:
-    jobs = []
-    for op in OPS if not os.environ.get("PLANX_NO_BUILD") else ():
-        env = dict(os.environ, MAX_JOBS="5")
-        log = open(out / f"build_{op}.log", "w")
-        jobs.append(
-            subprocess.Popen(
-                [sys.executable, "setup.py", "build_ext", "--inplace"],
-                cwd=BUILD / op,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        )
-    for job in jobs:
-        job.wait()
+    if not os.environ.get("PLANX_NO_BUILD"):
+        build_in_place([BUILD / op for op in OPS], out, max_jobs="5")
     plans = sorted({p for v in PLANS.values() for p in v})
     for op in OPS:
         for plan in plans * int(os.environ.get("PLANX_ROUNDS", "1")):
