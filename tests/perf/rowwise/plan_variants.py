@@ -8,7 +8,10 @@ own process (plans are cached per shape).
     python tests/perf/rowwise/plan_variants.py run --out $OUT  # on the GPU machine
 
 PLANX_OPS, PLANX_DTYPES, PLANX_SHAPES ("4096x4096,8192x3072"), PLANX_PLANS ("256,2 128,4"),
-PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run.
+PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run; PLANX_EXTRA ("512,8"), at
+render, compiles layouts the library does not have, PLANX_MIN_BLOCKS ("512,8,2") layouts for
+a minimum of blocks a multiprocessor, PLANX_FLOAT_OPAQUE=1 float elements extracted anew
+in every pass; PLANX_BUILD another directory to render into and run.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
 timed in the same process.
@@ -25,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-BUILD = HERE / "build" / "planx"
+BUILD = Path(os.environ.get("PLANX_BUILD", HERE / "build" / "planx"))
 OPS = ("layer_norm", "rms_norm", "softmax")
 SHAPES = [(4096, 4096), (32768, 4096), (4096, 16384)]
 PLANS = {4096: ["", "256,2", "256,4", "512,2"], 16384: ["", "1024,2", "1024,4"]}  # "": the planner's own
@@ -55,11 +58,60 @@ OVERRIDE = """
 
 
 def with_plan_override(text: str) -> str:
-    """row_kernels.cuh with the RK_PLAN override in its planner."""
+    """row_kernels.cuh with the RK_PLAN override in its planner, and the layouts of
+    PLANX_EXTRA ("512,8 128,8": threads and vectors a thread) compiled beside the library's."""
     anchor = "\n  if (!chosen) {\n    pl.strategy = Strategy::Stream;"
     assert text.count(anchor) == 1
     includes = "#include <map>\n#include <cstdio>\n#include <cstdlib>"
-    return text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
+    text = text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
+    last_variant = "RK_V(512, 4, 512, true)"
+    assert text.count(last_variant) == 1
+    extra = " ".join(f"RK_V({t}, {v}, {t}, false)" for t, v in
+                     (plan.split(",") for plan in os.environ.get("PLANX_EXTRA", "").split()))
+    text = text.replace(last_variant, f"{last_variant} {extra}")
+    text = with_min_blocks(text, os.environ.get("PLANX_MIN_BLOCKS", ""))
+    return with_float_opaque(text) if os.environ.get("PLANX_FLOAT_OPAQUE") else text
+
+
+FLOAT_GET = """  RK_DEV static float get(const uint4& u, int e, uint32_t) {
+    const uint32_t w = e == 0 ? u.x : (e == 1 ? u.y : (e == 2 ? u.z : u.w));
+    return __uint_as_float(w);"""
+
+
+def with_float_opaque(text: str) -> str:
+    """row_kernels.cuh whose float elements, like the 16-bit ones, are extracted with each
+    pass's opaque zero: what a pass computes from them (softmax's exp(x - m), LayerNorm's
+    x - mu) can no longer be kept from the pass before in registers."""
+    assert text.count(FLOAT_GET) == 1
+    return text.replace(FLOAT_GET, FLOAT_GET.replace("uint32_t) {", "uint32_t z) {").replace(
+        "__uint_as_float(w)", "__uint_as_float(w ^ z)"))
+
+
+MIN_BLOCKS_KERNEL = """
+template <class F, class T, int TPR, int VPT, int BLOCK, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) row_kernel_min_blocks(const RowParams<F, T> p) {
+  row_body<F, T, TPR, VPT, BLOCK, false, false>(p);
+}
+"""
+
+
+def with_min_blocks(text: str, layouts: str) -> str:
+    """row_kernels.cuh whose kernels of the layouts in `layouts` ("512,8,2": threads, vectors
+    a thread, blocks a multiprocessor) are compiled for that many blocks a multiprocessor
+    (forwards and backwards alike; rows read aligned only)."""
+    if not layouts:
+        return text
+    anchor = "template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>\nconstexpr bool rk_eight_blocks()"
+    variant = "inline void* rk_variant(bool shift) {\n"
+    assert text.count(anchor) == 1 and text.count(variant) == 1
+    text = text.replace(anchor, MIN_BLOCKS_KERNEL + anchor)
+    rules = ""
+    for layout in layouts.split():
+        tpr, vpt, blocks = layout.split(",")
+        rules += (f"  if constexpr (TPR == {tpr} && VPT == {vpt} && !CLUSTER)\n"
+                  f"    return shift ? nullptr : (void*)row_kernel_min_blocks<F, T, TPR, VPT, BLOCK, {blocks}>;\n"
+                  "  else\n")
+    return text.replace(variant, variant + rules)
 
 
 def copy_op(op: str, dst: Path, patch) -> None:
