@@ -85,10 +85,13 @@
 // A thread holds at most 4 vectors and 32 elements of each row input (16 elements when
 // the op has column outputs or two row inputs, unless a 2-byte row then needs a cluster
 // and a 512-thread block holds it at 32; and for 2-byte types with at most one column
-// input when a 256-thread block then holds the row). Thread t of a row group owns the same columns in
-// every row it processes, so column outputs accumulate in its registers across rows; each unit of
-// work (block or cluster) writes one partial row of Acc to a workspace, and a second
-// kernel sums the partials in a fixed order: deterministic, no atomics.
+// input when a 256-thread block then holds the row); float rows of 8193-16384 columns of
+// RMSNorm- and LayerNorm-like forwards take 8 vectors a thread in 512-thread blocks instead
+// of the 1024-thread ring, two blocks a multiprocessor (rk_wide_float). Thread t of a row
+// group owns the same columns in every row it processes, so column outputs accumulate in its
+// registers across rows; each unit of work (block or cluster) writes one partial row of Acc
+// to a workspace, and a second kernel sums the partials in a fixed order: deterministic, no
+// atomics.
 // 16-byte vector access is used when every row pointer is 16-byte aligned and N and the
 // row strides are multiples of the vector width (16 / sizeof(T)). Where they are not but
 // every row tensor starts each row at the same offset within 16 bytes (N = 4099, a
@@ -979,20 +982,40 @@ __global__ void __launch_bounds__(BLOCK) row_kernel(const RowParams<F, T> p) {
   row_body<F, T, TPR, VPT, BLOCK, CLUSTER, SHIFT>(p);
 }
 
-// The same, compiled to fit 8 blocks a multiprocessor (at most 64 registers), for the
-// kernels that gain by it (rk_eight_blocks): 2-byte rows of 32 elements a thread with two
-// column inputs and no column outputs (LayerNorm-like forwards) otherwise took 71-80
-// registers, 6-7 blocks, and waited on memory (H200, bfloat16 x 4096 columns: 0.75-0.84 of
-// a copy's bandwidth, 0.84-0.96 so). The rest keep the compiler's choice: asking every
-// kernel for a minimum of blocks changed register use elsewhere and lost up to a quarter.
-template <class F, class T, int TPR, int VPT, int BLOCK, bool SHIFT = false>
-__global__ void __launch_bounds__(BLOCK, 8) row_kernel_eight_blocks(const RowParams<F, T> p) {
+// The same, compiled to fit MIN_BLOCKS blocks a multiprocessor, for the kernels that gain by
+// it (rk_min_blocks). The rest keep the compiler's choice: asking every kernel for a minimum
+// of blocks changed register use elsewhere and lost up to a quarter.
+template <class F, class T, int TPR, int VPT, int BLOCK, int MIN_BLOCKS, bool SHIFT = false>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+    row_kernel_min_blocks(const RowParams<F, T> p) {
   row_body<F, T, TPR, VPT, BLOCK, false, SHIFT>(p);
 }
+// Blocks a multiprocessor that a variant is compiled for; 0: the compiler's choice.
+// - 8 (at most 64 registers): 2-byte rows of 32 elements a thread with two column inputs and
+//   no column outputs (LayerNorm-like forwards) otherwise took 71-80 registers, 6-7 blocks,
+//   and waited on memory (H200, bfloat16 x 4096 columns: 0.75-0.84 of a copy's bandwidth,
+//   0.84-0.96 so).
+// - 2 (at most 64 registers): float rows of 32 elements a thread in 512 threads (rk_wide_float,
+//   rows of 16384), which took 82-94 registers and one block a multiprocessor on their own.
 template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
-constexpr bool rk_eight_blocks() {
-  return sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
-         BLOCK == 128 && !CLUSTER;
+constexpr int rk_min_blocks() {
+  if (sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
+      BLOCK == 128 && !CLUSTER)
+    return 8;
+  if (TPR == 512 && VPT == 8 && BLOCK == 512 && !CLUSTER) return 2;
+  return 0;
+}
+// Whether spec F runs float rows of 8193-16384 columns as 512 threads of 8 vectors (32
+// elements a thread, two blocks a multiprocessor) rather than 1024 threads of 4 (16, one
+// block a multiprocessor, its next rows prefetched through the shared-memory ring): one row
+// input, column inputs, no column outputs (RMSNorm- and LayerNorm-like forwards). Two rows
+// in flight a multiprocessor, one reduced while the other loads: forward at 4096 x 16384,
+// fraction of a copy's bandwidth, LayerNorm 0.88 -> 0.92 and RMSNorm 0.93 -> 0.94 on an
+// H200, 0.94 -> 0.95 and 0.95 -> 0.97 on an H100 (tests/perf/rowwise/vpt8_*). Softmax (no
+// column input) spilled there and lost, 0.89 -> 0.80.
+template <class F, class T>
+constexpr bool rk_wide_float() {
+  return std::is_same_v<T, float> && F::kRowIn == 1 && F::kColIn >= 1 && F::kColGrad == 0;
 }
 // Whether spec F has kernels for kVecShifted launches with element type T: no column
 // outputs, and column inputs only where they do not cost more than the shift gains (in a
@@ -1443,13 +1466,16 @@ inline bool rk_compiled_for_sm90(const void* k) {
 }
 
 // The kernel of a (tpr, vpt, block, cluster) variant, shifted or not (nullptr for a
-// shifted one the spec does not have: rk_shifts).
+// shifted one the spec does not have, rk_shifts, and for 512 x 8 outside rk_wide_float).
 template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
 inline void* rk_variant(bool shift) {
-  if constexpr (rk_eight_blocks<F, T, TPR, VPT, BLOCK, CLUSTER>()) {
+  constexpr int kMinBlocks = rk_min_blocks<F, T, TPR, VPT, BLOCK, CLUSTER>();
+  if constexpr (VPT == 8 && !rk_wide_float<F, T>()) {  // only those specs compile it
+    return nullptr;
+  } else if constexpr (kMinBlocks > 0) {
     if constexpr (rk_shifts<F, T>())
-      if (shift) return (void*)row_kernel_eight_blocks<F, T, TPR, VPT, BLOCK, true>;
-    return shift ? nullptr : (void*)row_kernel_eight_blocks<F, T, TPR, VPT, BLOCK>;
+      if (shift) return (void*)row_kernel_min_blocks<F, T, TPR, VPT, BLOCK, kMinBlocks, true>;
+    return shift ? nullptr : (void*)row_kernel_min_blocks<F, T, TPR, VPT, BLOCK, kMinBlocks>;
   } else {
     if constexpr (rk_shifts<F, T>())
       if (shift) return (void*)row_kernel<F, T, TPR, VPT, BLOCK, CLUSTER, true>;
@@ -1468,7 +1494,7 @@ inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
       RK_V(256, 2, 256, false) RK_V(256, 4, 256, false) RK_V(512, 2, 512, false)
           RK_V(512, 4, 512, false) RK_V(1024, 2, 1024, false) RK_V(1024, 4, 1024, false)
               RK_V(256, 2, 256, true) RK_V(256, 4, 256, true) RK_V(512, 2, 512, true)
-                  RK_V(512, 4, 512, true)
+                  RK_V(512, 4, 512, true) RK_V(512, 8, 512, false)
 #undef RK_V
                       return nullptr;
 }
@@ -1610,6 +1636,13 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
         pl.block = tp;
         chosen = true;
       }
+    if (!chosen && rk_wide_float<F, T>() && !fits(512, 4, nvec) && 512 * 8 >= nvec + room) {
+      pl.strategy = Strategy::Block;
+      pl.tpr = 512;
+      pl.vpt = 8;
+      pl.block = 512;
+      chosen = true;
+    }
     const int tprs[4] = {128, 256, 512, 1024};
     for (int tp : tprs)
       for (int v = 2; v <= 4 && !chosen; v *= 2)
