@@ -139,8 +139,8 @@ def test_row_lengths_around_the_kernels_sizes(device, dtype):
 # than 8 such rows, the column gradients are summed in batches of rows. Column gradients of
 # up to a row a multiprocessor (float32) are split too.
 # Many rows too long for a block or two of a cluster are streamed: each row through one block,
-# read again for each stage.
-LONG_ROWS = [(2, 131072), (33, 20000), (100, 8192), (200, 32768)]
+# read again for each stage. Many float rows of 8193-16384 columns take 8 vectors a thread.
+LONG_ROWS = [(2, 131072), (33, 20000), (100, 8192), (200, 32768), (400, 12288)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
