@@ -3,8 +3,8 @@ the product. At bf16 4096 x 16384 the planner's 512 x 4 layout gives LayerNorm's
 64 registers (two blocks a multiprocessor, two rows of 32 KB in flight) and softmax's 40
 (three); LayerNorm runs at 0.84 of a copy's bandwidth there, softmax at 0.97 (H200). Variants
 of csrc/row_kernels.cuh, copied with reference_ops/{layer_norm,rms_norm} into
-tests/perf/rowwise/build/mbx/<variant>/<op>: the eight-block kernel (`__launch_bounds__`
-with a minimum of blocks) generalized to bf16 forwards with column inputs at 512 x 4
+tests/perf/rowwise/build/mbx/<variant>/<op>: rules ahead of the library's in rk_min_blocks
+(the `__launch_bounds__` minimum of blocks), for bf16 forwards with column inputs at 512 x 4
 (MB512 blocks) and 128 x 4 (MB128, LayerNorm-like only, as in the product):
 
     base      as generated (128 x 4: 8)
@@ -47,12 +47,15 @@ if os.environ.get("MBX_VARIANTS"):
 OPS = ("layer_norm", "rms_norm")
 SHAPES = [(4096, 4096), (32768, 4096), (4096, 16384)]
 
-KERNEL = "__global__ void __launch_bounds__(BLOCK, 8) row_kernel_eight_blocks("
-KERNEL_NEW = (
-    "__global__ void __launch_bounds__(BLOCK, BLOCK == 512 ? {mb512} : {mb128}) row_kernel_eight_blocks("
-)
-RULE = """  return sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
-         BLOCK == 128 && !CLUSTER;"""
+RK_MIN_BLOCKS = "constexpr int rk_min_blocks() {\n"
+# The variants' rules, ahead of the library's own (whose 128 x 4 rule gives 8).
+MIN_BLOCKS_RULES = """  if (sizeof(T) == 2 && F::kColGrad == 0 && VPT == 4 && !CLUSTER && F::kColIn >= 1 &&
+      TPR == 512 && BLOCK == 512)
+    return {mb512};
+  if (sizeof(T) == 2 && F::kColGrad == 0 && VPT == 4 && !CLUSTER && F::kColIn >= 2 &&
+      TPR == 128 && BLOCK == 128)
+    return {mb128};
+"""
 ROW_LOAD = "xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)"
 ROW_LOAD_NEW = "xraw[xi][i] = row_ok ? load_vec_stream<T>(rp, colv(i), N, p.vec_ok)"
 LOAD_VEC = "template <class T>\nRK_DEV uint4 load_vec("
@@ -67,17 +70,12 @@ RK_DEV uint4 load_vec_stream(const T* row, int64_t col, int64_t N, bool vec_ok) 
   return load_vec<T>(row, col, N, vec_ok);
 }
 """
-RULE_NEW = """  return sizeof(T) == 2 && F::kColGrad == 0 && VPT == 4 && !CLUSTER &&
-         ((F::kColIn >= 2 && TPR == 128 && BLOCK == 128) ||
-          (F::kColIn >= 1 && TPR == 512 && BLOCK == 512));"""
-
-
 def patch(text: str, variant: str, blocks) -> str:
     """row_kernels.cuh as `variant` has it (`blocks`: its (MB512, MB128), or None)."""
-    assert text.count(KERNEL) == 1 and text.count(RULE) == 1
+    assert text.count(RK_MIN_BLOCKS) == 1
     if blocks:
-        text = text.replace(KERNEL, KERNEL_NEW.format(mb512=blocks[0], mb128=blocks[1]))
-        text = text.replace(RULE, RULE_NEW)
+        rules = MIN_BLOCKS_RULES.format(mb512=blocks[0], mb128=blocks[1])
+        text = text.replace(RK_MIN_BLOCKS, RK_MIN_BLOCKS + rules)
     if variant in ("noalloc", "mb3_na"):
         assert text.count(ROW_LOAD) == 1
         text = text.replace(ROW_LOAD, ROW_LOAD_NEW)

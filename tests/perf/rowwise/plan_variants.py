@@ -87,31 +87,19 @@ def with_float_opaque(text: str) -> str:
         "__uint_as_float(w)", "__uint_as_float(w ^ z)"))
 
 
-MIN_BLOCKS_KERNEL = """
-template <class F, class T, int TPR, int VPT, int BLOCK, int MIN_BLOCKS>
-__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) row_kernel_min_blocks(const RowParams<F, T> p) {
-  row_body<F, T, TPR, VPT, BLOCK, false, false>(p);
-}
-"""
+RK_MIN_BLOCKS = "constexpr int rk_min_blocks() {\n"
 
 
 def with_min_blocks(text: str, layouts: str) -> str:
     """row_kernels.cuh whose kernels of the layouts in `layouts` ("512,8,2": threads, vectors
     a thread, blocks a multiprocessor) are compiled for that many blocks a multiprocessor
-    (forwards and backwards alike; rows read aligned only)."""
-    if not layouts:
-        return text
-    anchor = "template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>\nconstexpr bool rk_eight_blocks()"
-    variant = "inline void* rk_variant(bool shift) {\n"
-    assert text.count(anchor) == 1 and text.count(variant) == 1
-    text = text.replace(anchor, MIN_BLOCKS_KERNEL + anchor)
-    rules = ""
-    for layout in layouts.split():
-        tpr, vpt, blocks = layout.split(",")
-        rules += (f"  if constexpr (TPR == {tpr} && VPT == {vpt} && !CLUSTER)\n"
-                  f"    return shift ? nullptr : (void*)row_kernel_min_blocks<F, T, TPR, VPT, BLOCK, {blocks}>;\n"
-                  "  else\n")
-    return text.replace(variant, variant + rules)
+    (forwards and backwards alike), through the library's rk_min_blocks."""
+    assert text.count(RK_MIN_BLOCKS) == 1
+    rules = "".join(
+        f"  if (TPR == {tpr} && VPT == {vpt} && !CLUSTER) return {blocks};\n"
+        for tpr, vpt, blocks in (layout.split(",") for layout in layouts.split())
+    )
+    return text.replace(RK_MIN_BLOCKS, RK_MIN_BLOCKS + rules)
 
 
 def copy_op(op: str, dst: Path, patch) -> None:
