@@ -6,7 +6,9 @@
 # both shapes' rows; run 2 (vpt8_two_blocks_h200.txt), 512 x 8 compiled for two blocks a
 # multiprocessor (64 registers):
 #   PLANX_EXTRA="512,8" PLANX_MIN_BLOCKS="512,8,2" python tests/perf/rowwise/plan_variants.py render
-# 16384 columns only. Then each kernel's registers (cuobjdump).
+# 16384 columns only. Then each kernel's registers (cuobjdump). Both runs copied the library as
+# it was before 2792ec4; since then it compiles 512 x 8 only for rk_wide_float specs, so a
+# softmax "512,8" row would time the planner's own layout under that label.
 set -u
 nvidia-smi --query-gpu=name --format=csv,noheader
 P=tests/perf/rowwise/plan_variants.py
