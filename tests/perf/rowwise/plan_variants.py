@@ -11,7 +11,13 @@ PLANX_OPS, PLANX_DTYPES, PLANX_SHAPES ("4096x4096,8192x3072"), PLANX_PLANS ("256
 PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run; PLANX_EXTRA ("512,8"), at
 render, compiles layouts the library does not have, PLANX_MIN_BLOCKS ("512,8,2") layouts for
 a minimum of blocks a multiprocessor, PLANX_FLOAT_OPAQUE=1 float elements extracted anew
-in every pass; PLANX_BUILD another directory to render into and run.
+in every pass; PLANX_BUILD another directory to render into and run. PLANX_RING=1, at render,
+compiles the prefetch ring into every block-a-row kernel (not only 1024-thread ones), and a
+plan "tpr,vpt,stages" then runs that layout on a persistent grid through a ring of that many
+slots. PLANX_STREAM=1, at render, compiles the streaming kernel (a block a row, the row re-read
+for each stage) for 256, 512 and 1024 threads, with and without L2 eviction hints (the first
+passes' row loads and every column load evict_last, the output pass's row loads
+evict_first: torch.compile's looped reductions), and a plan "sBLOCK,HINT" ("s256,1") runs it.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
 timed in the same process.
@@ -39,9 +45,10 @@ OPS = tuple(os.environ.get("PLANX_OPS", " ".join(OPS)).split())
 DTYPES = os.environ.get("PLANX_DTYPES", "bfloat16 float32").split()
 
 OVERRIDE = """
+  int forced_ring = 0;  // RK_PLAN's third number: ring slots
   if (const char* forced = std::getenv("RK_PLAN")) {  // experiment: tests/perf/rowwise/plan_variants.py
     int a = 0, b = 0;
-    const bool read = std::sscanf(forced, "%d,%d", &a, &b) == 2;
+    const bool read = std::sscanf(forced, "%d,%d,%d", &a, &b, &forced_ring) >= 2;
     const int64_t slots = (int64_t)a * b;
     if (read && slots >= nvec && slots < 2 * nvec &&
         rk_kernel_for<F, T>(a, b, false)) {
@@ -70,6 +77,10 @@ def with_plan_override(text: str) -> str:
                      (plan.split(",") for plan in os.environ.get("PLANX_EXTRA", "").split()))
     text = text.replace(last_variant, f"{last_variant} {extra}")
     text = with_min_blocks(text, os.environ.get("PLANX_MIN_BLOCKS", ""))
+    if os.environ.get("PLANX_RING"):
+        text = with_ring(text)
+    if os.environ.get("PLANX_STREAM"):
+        text = with_stream(text)
     return with_float_opaque(text) if os.environ.get("PLANX_FLOAT_OPAQUE") else text
 
 
@@ -85,6 +96,93 @@ def with_float_opaque(text: str) -> str:
     assert text.count(FLOAT_GET) == 1
     return text.replace(FLOAT_GET, FLOAT_GET.replace("uint32_t) {", "uint32_t z) {").replace(
         "__uint_as_float(w)", "__uint_as_float(w ^ z)"))
+
+
+RING_KERNELS = "constexpr bool kRing = BLOCK == 1024 && !CLUSTER && !SHIFT;"
+RING_PLAN = "pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 && cc_major >= 8 &&"
+RING_DEPTHS = "for (int s = 2; s <= 4; ++s) {\n"
+
+
+def with_ring(text: str) -> str:
+    """row_kernels.cuh whose block-a-row kernels of every size compile the prefetch ring, and
+    whose planner gives a plan "tpr,vpt,stages" a persistent grid through a ring of `stages`
+    slots (where there are more rows than resident blocks)."""
+    for anchor in (RING_KERNELS, RING_PLAN, RING_DEPTHS):
+        assert text.count(anchor) == 1, anchor
+    text = text.replace(RING_KERNELS, RING_KERNELS.replace("BLOCK == 1024", "TPR == BLOCK"))
+    text = text.replace(RING_PLAN, RING_PLAN.replace(
+        "pl.block == 1024 && per_sm == 1", "(forced_ring > 1 || (pl.block == 1024 && per_sm == 1))"))
+    only_forced = "        if (forced_ring > 1 && s != forced_ring) continue;\n"
+    return text.replace(RING_DEPTHS, RING_DEPTHS + only_forced)
+
+
+STREAM_HINTED_LOAD = """
+// Experiment (plan_variants.py, PLANX_STREAM): a vector load with an L2 eviction policy,
+// 1 evict_last, 2 evict_first.
+template <class T, bool HINT>
+RK_DEV uint4 rk_load_hinted(const T* row, int64_t col, int64_t N, bool vec_ok, int policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (HINT && vec_ok && col < N) {
+    uint64_t pol;
+    uint4 v;
+    if (policy == 2)
+      asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    else
+      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(row + col), "l"(pol));
+    return v;
+  }
+#endif
+  return load_vec<T>(row, col, N, vec_ok);
+}
+
+// Stores the VEC outputs"""
+STREAM_REPLACEMENTS = [
+    ("\n// Stores the VEC outputs", STREAM_HINTED_LOAD),
+    ("template <class F, class T, int BLOCK>\n__global__ void __launch_bounds__(BLOCK) row_kernel_stream(",
+     "template <class F, class T, int BLOCK, bool HINT = false>\n"
+     "__global__ void __launch_bounds__(BLOCK) row_kernel_stream("),
+    ("    auto for_each = [&](auto&& fn) {\n#pragma unroll 4",
+     "    auto for_each = [&](auto&& fn, bool last = false) {\n#pragma unroll 4"),
+    ("TI::unpack(load_vec<T>(p.in[xi] + row * p.in_stride[xi], c0, N, p.vec_ok), xf[xi]);",
+     "TI::unpack(rk_load_hinted<T, HINT>(p.in[xi] + row * p.in_stride[xi], c0, N, p.vec_ok, "
+     "last ? 2 : 1), xf[xi]);"),
+    ("TI::unpack(load_vec<T>(p.col[ci], c0, N, p.vec_ok), cf[ci]);",
+     "TI::unpack(rk_load_hinted<T, HINT>(p.col[ci], c0, N, p.vec_ok, 1), cf[ci]);"),
+    ("    });\n    if (tid == 0) {\n#pragma unroll\n      for (int k = 0; k < F::kStatOut; ++k)",
+     "    }, true);\n    if (tid == 0) {\n#pragma unroll\n      for (int k = 0; k < F::kStatOut; ++k)"),
+    ("\n  // Grid. Without column outputs:", """
+  if (const char* forced = std::getenv("RK_STREAM")) {  // experiment: plan_variants.py
+    int blk = 0, hint = 0;
+    if (std::sscanf(forced, "%d,%d", &blk, &hint) >= 1 && (blk == 256 || blk == 512 || blk == 1024)) {
+      pl.strategy = Strategy::Stream;
+      pl.tpr = pl.block = blk;
+      pl.vpt = hint;
+      pl.cluster = 1;
+    }
+  }
+  // Grid. Without column outputs:"""),
+    ("    row_kernel_stream<F, T, 1024><<<(unsigned)pl.grid, 1024, 0, stream>>>(p);\n", """\
+#define RK_STREAM_LAUNCH(B) \\
+  if (pl.block == B) { \\
+    if (pl.vpt) row_kernel_stream<F, T, B, true><<<(unsigned)pl.grid, B, 0, stream>>>(p); \\
+    else row_kernel_stream<F, T, B, false><<<(unsigned)pl.grid, B, 0, stream>>>(p); \\
+  }
+    RK_STREAM_LAUNCH(256) RK_STREAM_LAUNCH(512) RK_STREAM_LAUNCH(1024)
+#undef RK_STREAM_LAUNCH
+"""),
+]
+
+
+def with_stream(text: str) -> str:
+    """row_kernels.cuh whose streaming kernel runs with 256, 512 or 1024 threads, with or
+    without L2 eviction hints, as the plan "sBLOCK,HINT" (RK_STREAM="BLOCK,HINT") asks."""
+    for old, new in STREAM_REPLACEMENTS:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
 
 
 RK_MIN_BLOCKS = "constexpr int rk_min_blocks() {\n"
@@ -172,7 +270,7 @@ def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float]:
 def time_one(op: str) -> None:
     import torch
 
-    plan = os.environ.get("RK_PLAN", "")
+    plan = os.environ.get("PLANX_PLAN", "")
     for dtype in [getattr(torch, d) for d in DTYPES]:
         for rows, n in SHAPES:
             if plan not in PLANS[n]:
@@ -191,9 +289,11 @@ def run(out: Path) -> None:
     plans = sorted({p for v in PLANS.values() for p in v})
     for op in OPS:
         for plan in plans * int(os.environ.get("PLANX_ROUNDS", "1")):
-            env = dict(os.environ, PYTHONPATH=str(BUILD / op), RK_PLAN=plan)
-            if plan == "":
-                env.pop("RK_PLAN")
+            env = dict(os.environ, PYTHONPATH=str(BUILD / op), PLANX_PLAN=plan)
+            if plan.startswith("s"):  # the streaming kernel (PLANX_STREAM)
+                env["RK_STREAM"] = plan[1:]
+            elif plan:
+                env["RK_PLAN"] = plan
             subprocess.run([sys.executable, __file__, "time", "--op", op], env=env)
 
 
