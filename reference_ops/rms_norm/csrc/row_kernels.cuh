@@ -87,7 +87,8 @@
 // and a 512-thread block holds it at 32; and for 2-byte types with at most one column
 // input when a 256-thread block then holds the row); float rows of 8193-16384 columns of
 // RMSNorm- and LayerNorm-like forwards take 8 vectors a thread in 512-thread blocks instead
-// of the 1024-thread ring, two blocks a multiprocessor (rk_wide_float). Thread t of a row
+// of the 1024-thread ring, two blocks a multiprocessor (rk_wide_float), and their 512-thread
+// rows of 4097-8192 columns are compiled for two blocks too (rk_min_blocks). Thread t of a row
 // group owns the same columns in every row it processes, so column outputs accumulate in its
 // registers across rows; each unit of work (block or cluster) writes one partial row of Acc
 // to a workspace, and a second kernel sums the partials in a fixed order: deterministic, no
@@ -990,21 +991,6 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     row_kernel_min_blocks(const RowParams<F, T> p) {
   row_body<F, T, TPR, VPT, BLOCK, false, SHIFT>(p);
 }
-// Blocks a multiprocessor that a variant is compiled for; 0: the compiler's choice.
-// - 8 (at most 64 registers): 2-byte rows of 32 elements a thread with two column inputs and
-//   no column outputs (LayerNorm-like forwards) otherwise took 71-80 registers, 6-7 blocks,
-//   and waited on memory (H200, bfloat16 x 4096 columns: 0.75-0.84 of a copy's bandwidth,
-//   0.84-0.96 so).
-// - 2 (at most 64 registers): float rows of 32 elements a thread in 512 threads (rk_wide_float,
-//   rows of 16384), which took 82-94 registers and one block a multiprocessor on their own.
-template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
-constexpr int rk_min_blocks() {
-  if (sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
-      BLOCK == 128 && !CLUSTER)
-    return 8;
-  if (TPR == 512 && VPT == 8 && BLOCK == 512 && !CLUSTER) return 2;
-  return 0;
-}
 // Whether spec F runs float rows of 8193-16384 columns as 512 threads of 8 vectors (32
 // elements a thread, two blocks a multiprocessor) rather than 1024 threads of 4 (16, one
 // block a multiprocessor, its next rows prefetched through the shared-memory ring): one row
@@ -1016,6 +1002,27 @@ constexpr int rk_min_blocks() {
 template <class F, class T>
 constexpr bool rk_wide_float() {
   return std::is_same_v<T, float> && F::kRowIn == 1 && F::kColIn >= 1 && F::kColGrad == 0;
+}
+// Blocks a multiprocessor that a variant is compiled for; 0: the compiler's choice.
+// - 8 (at most 64 registers): 2-byte rows of 32 elements a thread with two column inputs and
+//   no column outputs (LayerNorm-like forwards) otherwise took 71-80 registers, 6-7 blocks,
+//   and waited on memory (H200, bfloat16 x 4096 columns: 0.75-0.84 of a copy's bandwidth,
+//   0.84-0.96 so).
+// - 2 (at most 64 registers): float rows of 32 elements a thread in 512 threads (rk_wide_float,
+//   rows of 16384), which took 82-94 registers and one block a multiprocessor on their own;
+//   and the same specs' float rows of 16 elements a thread in 512 threads (rows of 4097-8192
+//   columns), where LayerNorm took 82 registers and one block a multiprocessor (H200,
+//   forward, fraction of a copy's bandwidth: 4096 x 8192 0.62 -> 0.92, 16384 x 8192 0.63 ->
+//   0.96, 4096 x 6144 0.51 -> 0.81, 8192 x 5120 0.46 -> 0.72; RMSNorm, within 64 registers
+//   already, unchanged; tests/perf/rowwise/float_512x4_h200.txt).
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+constexpr int rk_min_blocks() {
+  if (sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
+      BLOCK == 128 && !CLUSTER)
+    return 8;
+  if (TPR == 512 && VPT == 8 && BLOCK == 512 && !CLUSTER) return 2;
+  if (rk_wide_float<F, T>() && TPR == 512 && VPT == 4 && BLOCK == 512 && !CLUSTER) return 2;
+  return 0;
 }
 // Whether spec F has kernels for kVecShifted launches with element type T: no column
 // outputs, and column inputs only where they do not cost more than the shift gains (in a

@@ -1,5 +1,6 @@
-"""The float32 rows that the planner now gives 512 threads of 8 vectors (8193-16384 columns,
-LayerNorm- and RMSNorm-like forwards): outputs against torch's at shapes around the rule,
+"""The float32 rows of LayerNorm- and RMSNorm-like forwards that run in 512-thread blocks
+compiled for two blocks a multiprocessor: 8 vectors a thread at 8193-16384 columns, 4 at
+4097-8192 (rk_wide_float, rk_min_blocks). Outputs against torch's at shapes around the rules,
 aligned and not, then the forward's time as a fraction of a device copy's bandwidth.
 
     PYTHONPATH=reference_ops/layer_norm:reference_ops/rms_norm \
@@ -18,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_rowwise import bench  # noqa: E402
 
 torch.manual_seed(0)
-shapes = [(300, 16384), (300, 10000), (300, 9999), (300, 8193), (4096, 16384), (300, 8192), (300, 16385)]
+shapes = [(300, 16384), (300, 10000), (300, 9999), (300, 8193), (4096, 16384), (300, 8192), (300, 16385),
+          (300, 4097), (300, 4100), (300, 5000), (300, 6144), (4096, 8192), (300, 4096)]
 for rows, n in shapes:
     x = torch.randn(rows, n, device="cuda") * 3 + 1
     w = torch.randn(n, device="cuda")
@@ -38,7 +40,7 @@ for rows, n in shapes:
 if "--no-bench" in sys.argv:
     sys.exit()
 print(torch.cuda.get_device_name(), torch.__version__)
-for rows, n in ((4096, 16384), (4096, 12288), (4096, 8192)):
+for rows, n in ((4096, 16384), (4096, 12288), (4096, 8192), (16384, 8192), (4096, 6144), (8192, 5120)):
     x = torch.randn(rows, n, device="cuda")
     w = torch.randn(n, device="cuda")
     b = torch.randn(n, device="cuda")
