@@ -18,6 +18,9 @@ slots. PLANX_STREAM=1, at render, compiles the streaming kernel (a block a row, 
 for each stage) for 256, 512 and 1024 threads, with and without L2 eviction hints (the first
 passes' row loads and every column load evict_last, the output pass's row loads
 evict_first: torch.compile's looped reductions), and a plan "sBLOCK,HINT" ("s256,1") runs it.
+PLANX_EVICT_FIRST=ld, at render, loads the rows of the register-held kernels with an L2
+evict_first policy (read once, so that they leave L2 first); =ldst stores the row outputs so
+too.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
 timed in the same process.
@@ -81,6 +84,8 @@ def with_plan_override(text: str) -> str:
         text = with_ring(text)
     if os.environ.get("PLANX_STREAM"):
         text = with_stream(text)
+    if os.environ.get("PLANX_EVICT_FIRST"):
+        text = with_evict_first(text, os.environ["PLANX_EVICT_FIRST"])
     return with_float_opaque(text) if os.environ.get("PLANX_FLOAT_OPAQUE") else text
 
 
@@ -182,6 +187,52 @@ def with_stream(text: str) -> str:
     for old, new in STREAM_REPLACEMENTS:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
+    return text
+
+
+EVICT_FIRST_HELPERS = """
+// Experiment (plan_variants.py, PLANX_EVICT_FIRST): a row vector loaded, or an output
+// vector stored, with an L2 evict_first policy.
+template <class T>
+RK_DEV uint4 rk_load_evict_first(const T* row, int64_t col, int64_t N, bool vec_ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (vec_ok && col < N) {
+    uint64_t pol;
+    uint4 v;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(row + col), "l"(pol));
+    return v;
+  }
+#endif
+  return load_vec<T>(row, col, N, vec_ok);
+}
+RK_DEV void rk_store16_evict_first(void* dst, uint4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint64_t pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+               ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+#else
+  *static_cast<uint4*>(dst) = v;
+#endif
+}
+
+// Stores the VEC outputs"""
+ROW_LOAD = "xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)"
+ROW_STORE = "if (col < N) *reinterpret_cast<uint4*>(row + col) = TI::pack(f);"
+
+
+def with_evict_first(text: str, what: str) -> str:
+    """row_kernels.cuh whose register-held kernels load rows ("ld"), and store outputs too
+    ("ldst"), with an L2 evict_first policy."""
+    for anchor in ("\n// Stores the VEC outputs", ROW_LOAD, ROW_STORE):
+        assert text.count(anchor) == 1, anchor
+    text = text.replace("\n// Stores the VEC outputs", EVICT_FIRST_HELPERS)
+    text = text.replace(ROW_LOAD, ROW_LOAD.replace("load_vec<T>", "rk_load_evict_first<T>"))
+    if what == "ldst":
+        text = text.replace(ROW_STORE, "if (col < N) rk_store16_evict_first(row + col, TI::pack(f));")
     return text
 
 
