@@ -1011,10 +1011,10 @@ constexpr bool rk_wide_float() {
 // - 2 (at most 64 registers): float rows of 32 elements a thread in 512 threads (rk_wide_float,
 //   rows of 16384), which took 82-94 registers and one block a multiprocessor on their own;
 //   and the same specs' float rows of 16 elements a thread in 512 threads (rows of 4097-8192
-//   columns), where LayerNorm took 82 registers and one block a multiprocessor (H200,
-//   forward, fraction of a copy's bandwidth: 4096 x 8192 0.62 -> 0.92, 16384 x 8192 0.63 ->
-//   0.96, 4096 x 6144 0.51 -> 0.81, 8192 x 5120 0.46 -> 0.72; RMSNorm, within 64 registers
-//   already, unchanged; tests/perf/rowwise/float_512x4_h200.txt).
+//   columns), where LayerNorm took 82 registers and one block a multiprocessor (forward,
+//   fraction of a copy's bandwidth, H200 / H100: 4096 x 8192 0.62 -> 0.92 / 0.77 -> 0.98,
+//   16384 x 8192 0.63 -> 0.96 / 0.79 -> 1.01, 4096 x 6144 0.51 -> 0.81 / 0.65 -> 0.95; RMSNorm,
+//   within 64 registers already, unchanged; tests/perf/rowwise/float_512x4_*.txt).
 template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
 constexpr int rk_min_blocks() {
   if (sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
