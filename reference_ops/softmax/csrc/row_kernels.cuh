@@ -1020,8 +1020,8 @@ constexpr int rk_min_blocks() {
   if (sizeof(T) == 2 && F::kColIn >= 2 && F::kColGrad == 0 && TPR == 128 && VPT == 4 &&
       BLOCK == 128 && !CLUSTER)
     return 8;
-  if (TPR == 512 && VPT == 8 && BLOCK == 512 && !CLUSTER) return 2;
-  if (rk_wide_float<F, T>() && TPR == 512 && VPT == 4 && BLOCK == 512 && !CLUSTER) return 2;
+  if (rk_wide_float<F, T>() && TPR == 512 && (VPT == 8 || VPT == 4) && BLOCK == 512 && !CLUSTER)
+    return 2;
   return 0;
 }
 // Whether spec F has kernels for kVecShifted launches with element type T: no column
