@@ -8,19 +8,20 @@ own process (plans are cached per shape).
     python tests/perf/rowwise/plan_variants.py run --out $OUT  # on the GPU machine
 
 PLANX_OPS, PLANX_DTYPES, PLANX_SHAPES ("4096x4096,8192x3072"), PLANX_PLANS ("256,2 128,4"),
-PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run; PLANX_EXTRA ("512,8"), at
-render, compiles layouts the library does not have, PLANX_MIN_BLOCKS ("512,8,2") layouts for
-a minimum of blocks a multiprocessor, PLANX_FLOAT_OPAQUE=1 float elements extracted anew
-in every pass; PLANX_BUILD another directory to render into and run. PLANX_RING=1, at render,
-compiles the prefetch ring into every block-a-row kernel (not only 1024-thread ones), and a
-plan "tpr,vpt,stages" then runs that layout on a persistent grid through a ring of that many
-slots. PLANX_STREAM=1, at render, compiles the streaming kernel (a block a row, the row re-read
-for each stage) for 256, 512 and 1024 threads, with and without L2 eviction hints (the first
-passes' row loads and every column load evict_last, the output pass's row loads
-evict_first: torch.compile's looped reductions), and a plan "sBLOCK,HINT" ("s256,1") runs it.
-PLANX_EVICT_FIRST=ld, at render, loads the rows of the register-held kernels with an L2
-evict_first policy (read once, so that they leave L2 first); =ldst stores the row outputs so
-too.
+PLANX_ROUNDS and PLANX_NO_BUILD (reuse the last build) narrow a run; PLANX_BUILD another
+directory to render into and run; PLANX_BUILDS several rendered directories to build at once
+and time in turn, round by round ("build" builds them only).
+
+At render: PLANX_EXTRA ("512,8") compiles layouts the library does not have; PLANX_MIN_BLOCKS
+("512,8,2") layouts for a minimum of blocks a multiprocessor; PLANX_FLOAT_OPAQUE=1 float
+elements extracted anew in every pass; PLANX_RING=1 the prefetch ring in every block-a-row
+kernel (not only 1024-thread ones), a plan "tpr,vpt,stages" then running that layout on a
+persistent grid through a ring of that many slots; PLANX_STREAM=1 the streaming kernel (a
+block a row, the row re-read for each stage) at 256, 512 and 1024 threads, with and without L2
+eviction hints (the first passes' row loads and every column load evict_last, the output
+pass's row loads evict_first: torch.compile's looped reductions), a plan "sBLOCK,HINT"
+("s256,1") running it; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
+evict_first policy (read once, so that they leave L2 first), =ldst their output stores too.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
 timed in the same process.
@@ -121,9 +122,9 @@ def with_ring(text: str) -> str:
     return text.replace(RING_DEPTHS, RING_DEPTHS + only_forced)
 
 
-STREAM_HINTED_LOAD = """
-// Experiment (plan_variants.py, PLANX_STREAM): a vector load with an L2 eviction policy,
-// 1 evict_last, 2 evict_first.
+HINTED_ACCESS = """
+// Experiment (plan_variants.py, PLANX_STREAM and PLANX_EVICT_FIRST): a vector load with an L2
+// eviction policy (HINT; policy 1 evict_last, 2 evict_first), a 16-byte store with evict_first.
 template <class T, bool HINT>
 RK_DEV uint4 rk_load_hinted(const T* row, int64_t col, int64_t N, bool vec_ok, int policy) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -142,10 +143,29 @@ RK_DEV uint4 rk_load_hinted(const T* row, int64_t col, int64_t N, bool vec_ok, i
 #endif
   return load_vec<T>(row, col, N, vec_ok);
 }
+RK_DEV void rk_store16_evict_first(void* dst, uint4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint64_t pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+               ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+#else
+  *static_cast<uint4*>(dst) = v;
+#endif
+}
+"""
+STORE_VEC_COMMENT = "\n// Stores the VEC outputs"
 
-// Stores the VEC outputs"""
+
+def with_hinted_access(text: str) -> str:
+    """row_kernels.cuh with HINTED_ACCESS's helpers before store_vec (once)."""
+    if "rk_load_hinted" in text:
+        return text
+    assert text.count(STORE_VEC_COMMENT) == 1
+    return text.replace(STORE_VEC_COMMENT, HINTED_ACCESS + STORE_VEC_COMMENT)
+
+
 STREAM_REPLACEMENTS = [
-    ("\n// Stores the VEC outputs", STREAM_HINTED_LOAD),
     ("template <class F, class T, int BLOCK>\n__global__ void __launch_bounds__(BLOCK) row_kernel_stream(",
      "template <class F, class T, int BLOCK, bool HINT = false>\n"
      "__global__ void __launch_bounds__(BLOCK) row_kernel_stream("),
@@ -184,42 +204,13 @@ STREAM_REPLACEMENTS = [
 def with_stream(text: str) -> str:
     """row_kernels.cuh whose streaming kernel runs with 256, 512 or 1024 threads, with or
     without L2 eviction hints, as the plan "sBLOCK,HINT" (RK_STREAM="BLOCK,HINT") asks."""
+    text = with_hinted_access(text)
     for old, new in STREAM_REPLACEMENTS:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     return text
 
 
-EVICT_FIRST_HELPERS = """
-// Experiment (plan_variants.py, PLANX_EVICT_FIRST): a row vector loaded, or an output
-// vector stored, with an L2 evict_first policy.
-template <class T>
-RK_DEV uint4 rk_load_evict_first(const T* row, int64_t col, int64_t N, bool vec_ok) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (vec_ok && col < N) {
-    uint64_t pol;
-    uint4 v;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(row + col), "l"(pol));
-    return v;
-  }
-#endif
-  return load_vec<T>(row, col, N, vec_ok);
-}
-RK_DEV void rk_store16_evict_first(void* dst, uint4 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint64_t pol;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
-               ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
-#else
-  *static_cast<uint4*>(dst) = v;
-#endif
-}
-
-// Stores the VEC outputs"""
 ROW_LOAD = "xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)"
 ROW_STORE = "if (col < N) *reinterpret_cast<uint4*>(row + col) = TI::pack(f);"
 
@@ -227,10 +218,11 @@ ROW_STORE = "if (col < N) *reinterpret_cast<uint4*>(row + col) = TI::pack(f);"
 def with_evict_first(text: str, what: str) -> str:
     """row_kernels.cuh whose register-held kernels load rows ("ld"), and store outputs too
     ("ldst"), with an L2 evict_first policy."""
-    for anchor in ("\n// Stores the VEC outputs", ROW_LOAD, ROW_STORE):
+    for anchor in (ROW_LOAD, ROW_STORE):
         assert text.count(anchor) == 1, anchor
-    text = text.replace("\n// Stores the VEC outputs", EVICT_FIRST_HELPERS)
-    text = text.replace(ROW_LOAD, ROW_LOAD.replace("load_vec<T>", "rk_load_evict_first<T>"))
+    text = with_hinted_access(text)
+    evict_first_load = "rk_load_hinted<T, true>(rp, colv(i), N, p.vec_ok, 2)"
+    text = text.replace(ROW_LOAD, ROW_LOAD.replace("load_vec<T>(rp, colv(i), N, p.vec_ok)", evict_first_load))
     if what == "ldst":
         text = text.replace(ROW_STORE, "if (col < N) rk_store16_evict_first(row + col, TI::pack(f));")
     return text
@@ -334,24 +326,39 @@ def time_one(op: str) -> None:
             )
 
 
+def builds() -> list[Path]:
+    """The rendered directories a run times: PLANX_BUILDS, else PLANX_BUILD."""
+    return [Path(b) for b in os.environ.get("PLANX_BUILDS", str(BUILD)).split()]
+
+
+def build(out: Path) -> None:
+    dirs = [b / op for b in builds() for op in OPS]
+    build_in_place(dirs, out, max_jobs=str(max(2, 16 // len(dirs))))
+
+
 def run(out: Path) -> None:
     if not os.environ.get("PLANX_NO_BUILD"):
-        build_in_place([BUILD / op for op in OPS], out, max_jobs="5")
+        build(out)
     plans = sorted({p for v in PLANS.values() for p in v})
-    for op in OPS:
-        for plan in plans * int(os.environ.get("PLANX_ROUNDS", "1")):
-            env = dict(os.environ, PYTHONPATH=str(BUILD / op), PLANX_PLAN=plan)
-            if plan.startswith("s"):  # the streaming kernel (PLANX_STREAM)
-                env["RK_STREAM"] = plan[1:]
-            elif plan:
-                env["RK_PLAN"] = plan
-            subprocess.run([sys.executable, __file__, "time", "--op", op], env=env)
+    for _ in range(int(os.environ.get("PLANX_ROUNDS", "1"))):
+        for rendered in builds():
+            print(f"== {rendered.name}", flush=True)
+            for op in OPS:
+                for plan in plans:
+                    env = dict(os.environ, PYTHONPATH=str(rendered / op), PLANX_PLAN=plan)
+                    if plan.startswith("s"):  # the streaming kernel (PLANX_STREAM)
+                        env["RK_STREAM"] = plan[1:]
+                    elif plan:
+                        env["RK_PLAN"] = plan
+                    subprocess.run([sys.executable, __file__, "time", "--op", op], env=env)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["render", "run", "time"])
+    parser.add_argument("what", choices=["render", "build", "run", "time"])
     parser.add_argument("--op")
     parser.add_argument("--out", type=Path, default=Path("/tmp"))
     args = parser.parse_args()
-    {"render": render, "run": lambda: run(args.out), "time": lambda: time_one(args.op)}[args.what]()
+    actions = {"render": render, "build": lambda: build(args.out), "run": lambda: run(args.out),
+               "time": lambda: time_one(args.op)}
+    actions[args.what]()

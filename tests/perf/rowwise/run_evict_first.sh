@@ -9,22 +9,12 @@
 set -u
 nvidia-smi --query-gpu=name --format=csv,noheader
 B=tests/perf/rowwise/build
-for d in planx planx_ef_ld planx_ef_ldst; do
-  for op in layer_norm rms_norm; do
-    (cd $B/$d/$op && MAX_JOBS=3 python setup.py build_ext --inplace > "$OUT/build_${d}_$op.log" 2>&1; echo "$d $op build $?") &
-  done
-done
-wait
+export PLANX_BUILDS="$B/planx $B/planx_ef_ld $B/planx_ef_ldst" PLANX_OPS="layer_norm rms_norm"
+python tests/perf/rowwise/plan_variants.py build --out "$OUT"
 for d in planx_ef_ld planx_ef_ldst; do
   for op in layer_norm rms_norm; do
     echo "$d $op: $(cd $B/$d/$op && python -m pytest -q -p no:cacheprovider tests -k cuda 2>&1 | tail -1)"
   done
 done
-export PLANX_NO_BUILD=1 PLANX_OPS="layer_norm rms_norm" PLANX_PLANS=""
-export PLANX_SHAPES=4096x4096,32768x4096,4096x16384
-for round in 1 2; do
-  for d in planx planx_ef_ld planx_ef_ldst; do
-    echo "== $d"
-    PLANX_BUILD=$B/$d python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy"
-  done
-done
+PLANX_NO_BUILD=1 PLANX_PLANS="" PLANX_SHAPES=4096x4096,32768x4096,4096x16384 PLANX_ROUNDS=2 \
+  python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy\|^=="

@@ -9,17 +9,6 @@
 set -u
 nvidia-smi --query-gpu=name --format=csv,noheader
 B=tests/perf/rowwise/build
-for d in planx planx_mb4; do
-  for op in layer_norm rms_norm; do
-    (cd $B/$d/$op && MAX_JOBS=4 python setup.py build_ext --inplace > "$OUT/build_${d}_$op.log" 2>&1; echo "$d $op build $?") &
-  done
-done
-wait
-export PLANX_NO_BUILD=1 PLANX_OPS="layer_norm rms_norm" PLANX_DTYPES=float32 PLANX_PLANS=""
-export PLANX_SHAPES=4096x8192,16384x8192,4096x6144,8192x5120,4096x4100
-for round in 1 2; do
-  for d in planx planx_mb4; do
-    echo "== $d"
-    PLANX_BUILD=$B/$d python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy"
-  done
-done
+PLANX_BUILDS="$B/planx $B/planx_mb4" PLANX_OPS="layer_norm rms_norm" PLANX_DTYPES=float32 PLANX_PLANS="" \
+  PLANX_SHAPES=4096x8192,16384x8192,4096x6144,8192x5120,4096x4100 PLANX_ROUNDS=2 \
+  python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy\|^=="

@@ -10,11 +10,8 @@ B=tests/perf/rowwise/build
 for op in layer_norm rms_norm; do
   (cd reference_ops/$op && MAX_JOBS=4 python setup.py build_ext --inplace > "$OUT/build_$op.log" 2>&1; echo "$op build $?") &
 done
-for d in planx planx_mb4; do
-  for op in layer_norm; do
-    (cd $B/$d/$op && MAX_JOBS=4 python setup.py build_ext --inplace > "$OUT/build_${d}_$op.log" 2>&1; echo "$d $op build $?") &
-  done
-done
+export PLANX_BUILDS="$B/planx $B/planx_mb4" PLANX_OPS=layer_norm
+python tests/perf/rowwise/plan_variants.py build --out "$OUT" &
 wait
 for op in layer_norm rms_norm; do
   (cd reference_ops/$op && python -m pytest -q -p no:cacheprovider tests -k cuda 2>&1 | tail -2)
@@ -23,11 +20,6 @@ PYTHONPATH=reference_ops/layer_norm:reference_ops/rms_norm python tests/perf/row
 PYTHONPATH=reference_ops/layer_norm:reference_ops/rms_norm compute-sanitizer --tool memcheck --error-exitcode 9 \
   python tests/perf/rowwise/check_wide_float.py --no-bench 2>&1 | tail -3
 echo "memcheck exit ${PIPESTATUS[0]}"
-export PLANX_NO_BUILD=1 PLANX_OPS=layer_norm PLANX_DTYPES=float32 PLANX_PLANS=""
-export PLANX_SHAPES=4096x8192,16384x8192,4096x6144,8192x5120,4096x16384
-for round in 1 2; do
-  for d in planx planx_mb4; do
-    echo "== $d"
-    PLANX_BUILD=$B/$d python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy"
-  done
-done
+PLANX_NO_BUILD=1 PLANX_DTYPES=float32 PLANX_PLANS="" PLANX_ROUNDS=2 \
+  PLANX_SHAPES=4096x8192,16384x8192,4096x6144,8192x5120,4096x16384 \
+  python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy\|^=="

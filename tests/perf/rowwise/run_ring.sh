@@ -7,12 +7,7 @@
 set -u
 nvidia-smi --query-gpu=name --format=csv,noheader
 B=tests/perf/rowwise/build
-for d in planx planx_ring; do
-  for op in layer_norm rms_norm; do
-    (cd $B/$d/$op && [ -n "$(ls $op/_C*.so 2>/dev/null)" ] || MAX_JOBS=4 python setup.py build_ext --inplace > "$OUT/build_${d}_$op.log" 2>&1; echo "$d $op build $?") &
-  done
-done
-wait
+PLANX_BUILDS="$B/planx $B/planx_ring" PLANX_OPS="layer_norm rms_norm" python tests/perf/rowwise/plan_variants.py build --out "$OUT"
 export PLANX_NO_BUILD=1 PLANX_OPS="layer_norm rms_norm" PLANX_DTYPES=bfloat16 PLANX_ROUNDS=${ROUNDS:-1}
 P=tests/perf/rowwise/plan_variants.py
 for shapes_plans in "4096x16384;512,4,2 512,4,3 512,4,4" "4096x4096,32768x4096;128,4,3 256,2,3 128,4,2"; do

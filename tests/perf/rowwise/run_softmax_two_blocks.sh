@@ -9,15 +9,6 @@
 set -u
 nvidia-smi --query-gpu=name --format=csv,noheader
 B=tests/perf/rowwise/build
-for d in planx_sm planx_sm_mb; do
-  (cd $B/$d/softmax && MAX_JOBS=8 python setup.py build_ext --inplace > "$OUT/build_$d.log" 2>&1; echo "$d build $?") &
-done
-wait
-export PLANX_NO_BUILD=1 PLANX_OPS=softmax PLANX_DTYPES=float32 PLANX_PLANS=""
-export PLANX_SHAPES=4096x16384,8192x16384,1024x16384,4096x12288
-for round in 1 2; do
-  for d in planx_sm planx_sm_mb; do
-    echo "== $d"
-    PLANX_BUILD=$B/$d python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy"
-  done
-done
+PLANX_BUILDS="$B/planx_sm $B/planx_sm_mb" PLANX_OPS=softmax PLANX_DTYPES=float32 PLANX_PLANS="" \
+  PLANX_SHAPES=4096x16384,8192x16384,1024x16384,4096x12288 PLANX_ROUNDS=2 \
+  python tests/perf/rowwise/plan_variants.py run --out "$OUT" 2>&1 | grep "of copy\|^=="
