@@ -16,11 +16,10 @@ At render: PLANX_EXTRA ("512,8") compiles layouts the library does not have; PLA
 ("512,8,2") layouts for a minimum of blocks a multiprocessor; PLANX_FLOAT_OPAQUE=1 float
 elements extracted anew in every pass; PLANX_RING=1 the prefetch ring in every block-a-row
 kernel (not only 1024-thread ones), a plan "tpr,vpt,stages" then running that layout on a
-persistent grid through a ring of that many slots; PLANX_STREAM=1 the streaming kernel (a
-block a row, the row re-read for each stage) at 256, 512 and 1024 threads, with and without L2
-eviction hints (the first passes' row loads and every column load evict_last, the output
-pass's row loads evict_first: torch.compile's looped reductions), a plan "sBLOCK,HINT"
-("s256,1") running it; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
+persistent grid through a ring of that many slots; PLANX_STREAM=1 a plan "sBLOCK,U" ("s256,2")
+running the looped kernel (a block a row, the row read again for each stage, U vectors a
+thread a step) of that layout, PLANX_STREAM_EXTRA ("512,2") compiling layouts of it the
+library does not have; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
 evict_first policy (read once, so that they leave L2 first), =ldst their output stores too.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
@@ -34,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -165,50 +165,48 @@ def with_hinted_access(text: str) -> str:
     return text.replace(STORE_VEC_COMMENT, HINTED_ACCESS + STORE_VEC_COMMENT)
 
 
-STREAM_REPLACEMENTS = [
-    ("template <class F, class T, int BLOCK>\n__global__ void __launch_bounds__(BLOCK) row_kernel_stream(",
-     "template <class F, class T, int BLOCK, bool HINT = false>\n"
-     "__global__ void __launch_bounds__(BLOCK) row_kernel_stream("),
-    ("    auto for_each = [&](auto&& fn) {\n#pragma unroll 4",
-     "    auto for_each = [&](auto&& fn, bool last = false) {\n#pragma unroll 4"),
-    ("TI::unpack(load_vec<T>(p.in[xi] + row * p.in_stride[xi], c0, N, p.vec_ok), xf[xi]);",
-     "TI::unpack(rk_load_hinted<T, HINT>(p.in[xi] + row * p.in_stride[xi], c0, N, p.vec_ok, "
-     "last ? 2 : 1), xf[xi]);"),
-    ("TI::unpack(load_vec<T>(p.col[ci], c0, N, p.vec_ok), cf[ci]);",
-     "TI::unpack(rk_load_hinted<T, HINT>(p.col[ci], c0, N, p.vec_ok, 1), cf[ci]);"),
-    ("    });\n    if (tid == 0) {\n#pragma unroll\n      for (int k = 0; k < F::kStatOut; ++k)",
-     "    }, true);\n    if (tid == 0) {\n#pragma unroll\n      for (int k = 0; k < F::kStatOut; ++k)"),
-    ("\n  // Grid. Without column outputs:", """
+STREAM_KERNELS = "    if (block == 512 && u == 1) return (void*)row_kernel_stream<F, T, 512, 1>;\n"
+STREAM_OVERRIDE = """
   if (const char* forced = std::getenv("RK_STREAM")) {  // experiment: plan_variants.py
-    int blk = 0, hint = 0;
-    if (std::sscanf(forced, "%d,%d", &blk, &hint) >= 1 && (blk == 256 || blk == 512 || blk == 1024)) {
+    int blk = 0, u = 1;
+    if (std::sscanf(forced, "%d,%d", &blk, &u) >= 1 && rk_stream_kernel<F, T>(blk, u)) {
       pl.strategy = Strategy::Stream;
       pl.tpr = pl.block = blk;
-      pl.vpt = hint;
+      pl.vpt = u;
       pl.cluster = 1;
     }
   }
-  // Grid. Without column outputs:"""),
-    ("    row_kernel_stream<F, T, 1024><<<(unsigned)pl.grid, 1024, 0, stream>>>(p);\n", """\
-#define RK_STREAM_LAUNCH(B) \\
-  if (pl.block == B) { \\
-    if (pl.vpt) row_kernel_stream<F, T, B, true><<<(unsigned)pl.grid, B, 0, stream>>>(p); \\
-    else row_kernel_stream<F, T, B, false><<<(unsigned)pl.grid, B, 0, stream>>>(p); \\
-  }
-    RK_STREAM_LAUNCH(256) RK_STREAM_LAUNCH(512) RK_STREAM_LAUNCH(1024)
-#undef RK_STREAM_LAUNCH
-"""),
-]
+  // Grid. Without column outputs:"""
+
+
+def with_looped_kernel(text: str) -> str:
+    """row_kernels.cuh with looped_kernel.patch applied: its streaming kernel replaced by the
+    looped kernel (row_kernel_stream<F, T, BLOCK, U>: the row read again for each stage, U
+    vectors a thread a step, L2 hints), compiled at 128 x 4, 256 x 2 and 512 x 1 for forwards
+    and 1024 x 1 for every spec (rk_stream_kernel)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Path(tmp) / "row_kernels.cuh"
+        lib.write_text(text)
+        subprocess.run(["patch", "-s", "-p1", "-d", tmp, "-i", str(HERE / "looped_kernel.patch")],
+                       check=True)
+        return lib.read_text()
 
 
 def with_stream(text: str) -> str:
-    """row_kernels.cuh whose streaming kernel runs with 256, 512 or 1024 threads, with or
-    without L2 eviction hints, as the plan "sBLOCK,HINT" (RK_STREAM="BLOCK,HINT") asks."""
-    text = with_hinted_access(text)
-    for old, new in STREAM_REPLACEMENTS:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
+    """row_kernels.cuh with the looped kernel (with_looped_kernel), whose planner runs it with
+    BLOCK threads and U vectors a thread a step where RK_STREAM="BLOCK,U" asks (a plan
+    "sBLOCK,U"), the layouts of PLANX_STREAM_EXTRA ("512,2 1024,2") compiled beside those.
+    (Until 2026-11-27 the plan "sBLOCK,HINT" ran the library's own streaming kernel at BLOCK
+    threads, with L2 hints or not: stream_h200.txt.)"""
+    text = with_looped_kernel(text)
+    grid = "\n  // Grid. Without column outputs:"
+    for anchor in (STREAM_KERNELS, grid):
+        assert text.count(anchor) == 1, anchor
+    extra = "".join(
+        f"    if (block == {b} && u == {u}) return (void*)row_kernel_stream<F, T, {b}, {u}>;\n"
+        for b, u in (layout.split(",") for layout in os.environ.get("PLANX_STREAM_EXTRA", "").split())
+    )
+    return text.replace(STREAM_KERNELS, STREAM_KERNELS + extra).replace(grid, STREAM_OVERRIDE)
 
 
 ROW_LOAD = "xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)"
@@ -293,8 +291,21 @@ def call(op, x, w, b):
     return lambda: softmax(x)
 
 
-def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float]:
-    """µs of op's forward on random rows x n inputs of dtype, and of a copy of the rows."""
+def reference(op, x, w, b):
+    """torch's answer for op, computed in float32."""
+    import torch.nn.functional as F
+
+    x, w, b = x.float(), w.float(), b.float()
+    if op == "layer_norm":
+        return F.layer_norm(x, x.shape[-1:], w, b)
+    if op == "rms_norm":
+        return F.rms_norm(x, x.shape[-1:], w, eps=1e-6)
+    return x.softmax(-1)
+
+
+def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float, bool]:
+    """µs of op's forward on random rows x n inputs of dtype, and of a copy of the rows, and
+    whether the forward matches torch's (within the dtype's rounding)."""
     import torch
 
     sys.path.insert(0, str(HERE))
@@ -306,8 +317,10 @@ def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float]:
     dst = torch.empty_like(x)
     copy = bench(lambda: dst.copy_(x))
     fn = call(op, x, w, b)
-    fn()
-    return bench(fn), copy
+    want = reference(op, x, w, b)
+    tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
+    ok = bool(torch.allclose(fn().float(), want, rtol=tol, atol=tol))
+    return bench(fn), copy, ok
 
 
 def time_one(op: str) -> None:
@@ -318,10 +331,11 @@ def time_one(op: str) -> None:
         for rows, n in SHAPES:
             if plan not in PLANS[n]:
                 continue
-            fwd, copy = forward_and_copy(op, dtype, rows, n)
+            fwd, copy, ok = forward_and_copy(op, dtype, rows, n)
             print(
                 f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {plan or 'default':>8} "
-                f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
+                f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy"
+                + ("" if ok else "  WRONG"),
                 flush=True,
             )
 
