@@ -183,7 +183,9 @@ def with_looped_kernel(text: str) -> str:
     """row_kernels.cuh with looped_kernel.patch applied: its streaming kernel replaced by the
     looped kernel (row_kernel_stream<F, T, BLOCK, U>: the row read again for each stage, U
     vectors a thread a step, L2 hints), compiled at 128 x 4, 256 x 2 and 512 x 1 for forwards
-    and 1024 x 1 for every spec (rk_stream_kernel)."""
+    and 1024 x 1 for every spec (rk_stream_kernel). The patch is against the library of
+    commit e4f2764, before the looped kernel went into it at 1024 x 2: render from a checkout
+    of that commit."""
     with tempfile.TemporaryDirectory() as tmp:
         lib = Path(tmp) / "row_kernels.cuh"
         lib.write_text(text)

@@ -2,7 +2,7 @@
 # Device run: the looped kernel (row_kernel_stream: a block a row, the row read again for
 # each stage, U vectors a thread a step) at several layouts, forced by plan "sBLOCK,U",
 # against the library before it (build/planx_base, rendered from the commit before). Render
-# first, here:
+# first, from a checkout of e4f2764 (looped_kernel.patch applies to its library):
 #   PLANX_BUILD=tests/perf/rowwise/build/planx_base python <checkout of HEAD>/tests/perf/rowwise/plan_variants.py render
 #   PLANX_STREAM=1 PLANX_STREAM_EXTRA="512,2 1024,2" PLANX_BUILD=tests/perf/rowwise/build/planx_loop \
 #     python tests/perf/rowwise/plan_variants.py render
