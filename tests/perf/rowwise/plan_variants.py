@@ -122,47 +122,19 @@ def with_ring(text: str) -> str:
     return text.replace(RING_DEPTHS, RING_DEPTHS + only_forced)
 
 
-HINTED_ACCESS = """
-// Experiment (plan_variants.py, PLANX_STREAM and PLANX_EVICT_FIRST): a vector load with an L2
-// eviction policy (HINT; policy 1 evict_last, 2 evict_first), a 16-byte store with evict_first.
-template <class T, bool HINT>
-RK_DEV uint4 rk_load_hinted(const T* row, int64_t col, int64_t N, bool vec_ok, int policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (HINT && vec_ok && col < N) {
-    uint64_t pol;
-    uint4 v;
-    if (policy == 2)
-      asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-    else
-      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(row + col), "l"(pol));
-    return v;
-  }
-#endif
-  return load_vec<T>(row, col, N, vec_ok);
-}
+STORE_EVICT_FIRST = """
+// Experiment (plan_variants.py, PLANX_EVICT_FIRST=ldst): a 16-byte store with an L2
+// evict_first policy (the library's rk_l2_policy).
 RK_DEV void rk_store16_evict_first(void* dst, uint4 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint64_t pol;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
   asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
-               ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+               ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(rk_l2_policy(true)) : "memory");
 #else
   *static_cast<uint4*>(dst) = v;
 #endif
 }
 """
 STORE_VEC_COMMENT = "\n// Stores the VEC outputs"
-
-
-def with_hinted_access(text: str) -> str:
-    """row_kernels.cuh with HINTED_ACCESS's helpers before store_vec (once)."""
-    if "rk_load_hinted" in text:
-        return text
-    assert text.count(STORE_VEC_COMMENT) == 1
-    return text.replace(STORE_VEC_COMMENT, HINTED_ACCESS + STORE_VEC_COMMENT)
 
 
 STREAM_KERNELS = "    if (block == 512 && u == 1) return (void*)row_kernel_stream<F, T, 512, 1>;\n"
@@ -217,13 +189,14 @@ ROW_STORE = "if (col < N) *reinterpret_cast<uint4*>(row + col) = TI::pack(f);"
 
 def with_evict_first(text: str, what: str) -> str:
     """row_kernels.cuh whose register-held kernels load rows ("ld"), and store outputs too
-    ("ldst"), with an L2 evict_first policy."""
-    for anchor in (ROW_LOAD, ROW_STORE):
+    ("ldst"), with an L2 evict_first policy (the library's rk_l2_policy and rk_load16_l2)."""
+    for anchor in (ROW_LOAD, ROW_STORE, STORE_VEC_COMMENT):
         assert text.count(anchor) == 1, anchor
-    text = with_hinted_access(text)
-    evict_first_load = "rk_load_hinted<T, true>(rp, colv(i), N, p.vec_ok, 2)"
+    evict_first_load = ("(p.vec_ok && colv(i) < N ? rk_load16_l2(rp + colv(i), rk_l2_policy(true))"
+                        " : load_vec<T>(rp, colv(i), N, p.vec_ok))")
     text = text.replace(ROW_LOAD, ROW_LOAD.replace("load_vec<T>(rp, colv(i), N, p.vec_ok)", evict_first_load))
     if what == "ldst":
+        text = text.replace(STORE_VEC_COMMENT, STORE_EVICT_FIRST + STORE_VEC_COMMENT)
         text = text.replace(ROW_STORE, "if (col < N) rk_store16_evict_first(row + col, TI::pack(f));")
     return text
 
