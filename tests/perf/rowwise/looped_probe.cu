@@ -28,14 +28,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                                      \
-  do {                                                                                \
-    cudaError_t e_ = (call);                                                          \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "../bench_common.cuh"  // CHECK
 
 template <class T>
 struct TI;
@@ -258,32 +251,34 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
     dst[i] = src[i];
 }
 
+// Not bench_common.cuh's median_ms: 256 MB are zeroed before every timed launch (L2
+// cleared, as triton's do_bench), and one warm-up launch (run_looped_ncu.sh counts on it).
 struct Timer {
   cudaEvent_t a, b;
   void* flush;
   size_t flush_bytes = size_t(256) << 20;
   int reps;
   explicit Timer(int r) : reps(r) {
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    CK(cudaMalloc(&flush, flush_bytes));
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    CHECK(cudaMalloc(&flush, flush_bytes));
   }
   template <class L>
   float median_us(L&& launch) {
     launch();  // warm-up
-    CK(cudaDeviceSynchronize());
+    CHECK(cudaDeviceSynchronize());
     std::vector<float> t;
     for (int i = 0; i < reps; ++i) {
-      CK(cudaMemsetAsync(flush, 0, flush_bytes));
-      CK(cudaEventRecord(a));
+      CHECK(cudaMemsetAsync(flush, 0, flush_bytes));
+      CHECK(cudaEventRecord(a));
       launch();
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
+      CHECK(cudaEventRecord(b));
+      CHECK(cudaEventSynchronize(b));
       float ms;
-      CK(cudaEventElapsedTime(&ms, a, b));
+      CHECK(cudaEventElapsedTime(&ms, a, b));
       t.push_back(ms * 1000.f);
     }
-    CK(cudaGetLastError());
+    CHECK(cudaGetLastError());
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
   }
@@ -332,7 +327,7 @@ void run_one(Timer& tm, const T* x, const T* w, const T* b, T* y, int rows, int 
   std::vector<T> got(N);
   std::vector<float> want;
   for (size_t row : {size_t(0), size_t(rows - 1)}) {
-    CK(cudaMemcpy(got.data(), y + row * N, N * sizeof(T), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(got.data(), y + row * N, N * sizeof(T), cudaMemcpyDeviceToHost));
     reference_row<T>(MODE, hx, hw, hb, row, N, 1e-5f, want);
     for (int i = 0; i < N; ++i) {
       const double g = TI<T>::to_host(got[i]);
@@ -371,18 +366,18 @@ void shape(Timer& tm, int rows, int N, const char* modes) {
   for (int i = 0; i < N; ++i) hw[i] = TI<T>::from_host(float(1 + 0.5 * rnd()));
   for (int i = 0; i < N; ++i) hb[i] = TI<T>::from_host(float(0.5 * rnd()));
   T *x, *w, *b, *y;
-  CK(cudaMalloc(&x, n * sizeof(T)));
-  CK(cudaMalloc(&y, n * sizeof(T)));
-  CK(cudaMalloc(&w, N * sizeof(T)));
-  CK(cudaMalloc(&b, N * sizeof(T)));
-  CK(cudaMemcpy(x, hx.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(w, hw.data(), N * sizeof(T), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(b, hb.data(), N * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK(cudaMalloc(&x, n * sizeof(T)));
+  CHECK(cudaMalloc(&y, n * sizeof(T)));
+  CHECK(cudaMalloc(&w, N * sizeof(T)));
+  CHECK(cudaMalloc(&b, N * sizeof(T)));
+  CHECK(cudaMemcpy(x, hx.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(w, hw.data(), N * sizeof(T), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(b, hb.data(), N * sizeof(T), cudaMemcpyHostToDevice));
   const size_t nvec = n * sizeof(T) / 16;
   const float kernel_copy = tm.median_us(
       [&] { copy_kernel<T><<<132 * 16, 256>>>((const uint4*)x, (uint4*)y, nvec); });
   const float memcpy_copy =
-      tm.median_us([&] { CK(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+      tm.median_us([&] { CHECK(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
   const float copy_us = std::min(kernel_copy, memcpy_copy);
   std::printf("# %s %dx%d: copy kernel %.1f us, cudaMemcpy %.1f us\n", TI<T>::name, rows, N,
               kernel_copy, memcpy_copy);
@@ -398,17 +393,17 @@ void shape(Timer& tm, int rows, int N, const char* modes) {
                 sweep<T, kSM3, 1>(tm, x, w, b, y, rows, N, copy_us, hx, hw, hb); break;
     }
   }
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(w));
-  CK(cudaFree(b));
+  CHECK(cudaFree(x));
+  CHECK(cudaFree(y));
+  CHECK(cudaFree(w));
+  CHECK(cudaFree(b));
 }
 
 int main(int argc, char** argv) {
   const char* modes = argc > 1 ? argv[1] : "32rs";
   Timer tm(argc > 2 ? std::atoi(argv[2]) : 25);
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("# %s, modes %s\n", prop.name, modes);
   const int shapes[][2] = {{4096, 4096}, {32768, 4096}, {4096, 16384}};
   for (auto& sh : shapes) shape<__nv_bfloat16>(tm, sh[0], sh[1], modes);
