@@ -91,9 +91,9 @@
 // of the 1024-thread ring, two blocks a multiprocessor (rk_wide_float), and their 512-thread
 // rows of 4097-8192 columns are compiled for two blocks too (rk_min_blocks). Thread t of a row
 // group owns the same columns in every row it processes, so column outputs accumulate in its
-// registers across rows; each unit of work (block or cluster) writes one partial row of Acc
-// to a workspace, and a second kernel sums the partials in a fixed order: deterministic, no
-// atomics.
+// registers across rows (in shared memory where two of them would spill: rk_col_acc_smem);
+// each unit of work (block or cluster) writes one partial row of Acc to a workspace, and a
+// second kernel sums the partials in a fixed order: deterministic, no atomics.
 // 16-byte vector access is used when every row pointer is 16-byte aligned and N and the
 // row strides are multiples of the vector width (16 / sizeof(T)). Where they are not but
 // every row tensor starts each row at the same offset within 16 bytes (N = 4099, a
@@ -658,6 +658,23 @@ RK_DEV A group_reduce_shfl(Red op, A v) {
   return v;
 }
 
+// Whether a variant keeps its column outputs' accumulators in dynamic shared memory
+// (rk_col_acc_smem_bytes a block; each thread its own words, [k][vector][element][thread]:
+// no bank conflicts) instead of registers: 2-byte rows of 32 elements a thread in 512
+// threads (rows of 16384) with two or more column outputs (LayerNorm-like backwards), whose
+// 64 accumulators a thread beside the row took the kernel to 128 registers and 416-496
+// bytes spilled; so, 112 registers and none. (H200, bf16 forward + backward: LayerNorm
+// 4096 x 16384 298 -> 267 us, 8192 x 16384 539 -> 469, 2048 x 16384 181 -> 168; RMSNorm, one
+// column output and no spills, lost 1-2% with it. tests/perf/rowwise/smem_acc_h200.txt.)
+template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
+RK_HD constexpr bool rk_col_acc_smem() {
+  return sizeof(T) == 2 && F::kColGrad >= 2 && TPR == 512 && VPT == 4 && BLOCK == 512 && !CLUSTER;
+}
+template <class F, class T>
+constexpr size_t rk_col_acc_smem_bytes(int vpt, int block) {
+  return (size_t)F::kColGrad * vpt * TypeInfo<T>::kVec * block * sizeof(acc_t<T>);
+}
+
 // The main kernel's body: TPR threads per row, VPT vectors per thread, BLOCK threads,
 // CLUSTER = whether rows are split over the blocks of a cluster, SHIFT = kVecShifted
 // launches (the others compile without its bounds). Two kernels below run it.
@@ -702,13 +719,22 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
   auto colv = [&](int i) -> int64_t { return ((int64_t)(rank * VPT + i) * TPR + t) * VEC; };
 
   constexpr int KC = F::kColIn > 0 ? F::kColIn : 1;
-  A acc[F::kColGrad > 0 ? F::kColGrad : 1][VPT][VEC];
+  constexpr bool kAccSmem = rk_col_acc_smem<F, T, TPR, VPT, BLOCK, CLUSTER>();
+  A acc[F::kColGrad > 0 && !kAccSmem ? F::kColGrad : 1][kAccSmem ? 1 : VPT][kAccSmem ? 1 : VEC];
+  extern __shared__ uint4 rk_acc_smem[];
+  // Accumulator e of vector i of column output k: a register, or this thread's word.
+  auto acc_at = [&](int k, int i, int e) -> A& {
+    if constexpr (kAccSmem)
+      return reinterpret_cast<A*>(rk_acc_smem)[((k * VPT + i) * VEC + e) * BLOCK + tid];
+    else
+      return acc[k][i][e];
+  };
 #pragma unroll
   for (int k = 0; k < F::kColGrad; ++k)
 #pragma unroll
     for (int i = 0; i < VPT; ++i)
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) acc[k][i][e] = A(0);
+      for (int e = 0; e < VEC; ++e) acc_at(k, i, e) = A(0);
 
   // The prefetch ring (1024-thread blocks only; p.stages > 1, vector access only): slot s
   // holds, for every row input, the VPT vectors of each thread (thread-major, conflict-free).
@@ -945,7 +971,7 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
         for_each([&](const Cx& ec, int i, int e, bool valid) {
 #pragma unroll
           for (int k = 0; k < F::kColGrad; ++k)
-            if (valid) acc[k][i][e] += F::colgrad(k, ec);
+            if (valid) acc_at(k, i, e) += F::colgrad(k, ec);
         });
       }
       if (t == 0 && rank == 0) {
@@ -969,15 +995,16 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
             if (c0 < N) {
               if constexpr (std::is_same<A, double>::value)
                 *reinterpret_cast<double2*>(dst + c0) =
-                    make_double2(acc[k][i][0], acc[k][i][VEC - 1]);
+                    make_double2(acc_at(k, i, 0), acc_at(k, i, VEC - 1));
               else
-                *reinterpret_cast<float4*>(dst + c0) = make_float4(
-                    acc[k][i][0], acc[k][i][1 % VEC], acc[k][i][2 % VEC], acc[k][i][3 % VEC]);
+                *reinterpret_cast<float4*>(dst + c0) =
+                    make_float4(acc_at(k, i, 0), acc_at(k, i, 1 % VEC), acc_at(k, i, 2 % VEC),
+                                acc_at(k, i, 3 % VEC));
             }
           } else {
 #pragma unroll
             for (int e = 0; e < VEC; ++e)
-              if (c0 + e < N) dst[c0 + e] = acc[k][i][e];
+              if (c0 + e < N) dst[c0 + e] = acc_at(k, i, e);
           }
         }
       }
@@ -990,7 +1017,7 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
 #pragma unroll
         for (int i = 0; i < VPT; ++i)
 #pragma unroll
-          for (int e = 0; e < VEC; ++e) cg_smem[grp][(i * TPR + t) * VEC + e] = acc[k][i][e];
+          for (int e = 0; e < VEC; ++e) cg_smem[grp][(i * TPR + t) * VEC + e] = acc_at(k, i, e);
         __syncthreads();
         A* dst = p.partial + ((int64_t)k * p.units + unit) * N;
         for (int q = tid; q < TPR * VPT * VEC; q += BLOCK) {
@@ -1507,6 +1534,7 @@ struct Plan {
   int64_t grid = 0;                  // blocks; Split: chunks x rows
   int stages = 1;                    // prefetch ring slots (1: none)
   size_t smem_bytes = 0;             // dynamic shared memory a block (the ring)
+  size_t acc_smem_bytes = 0;         // ... or of column accumulators (rk_col_acc_smem)
   size_t workspace_bytes = 0;        // device memory launch_rows needs (column-output partials)
   bool dependent_launch = false;     // Split: kernels after the first start early (sm_90+)
   cudaError_t status = cudaSuccess;  // a failed CUDA query while planning; launch_rows returns it
@@ -1514,7 +1542,7 @@ struct Plan {
 
 // A device attribute, cached per device (devices 0..63).
 inline int rk_device_attr(cudaDeviceAttr attr, int slot, int device, cudaError_t* err) {
-  static std::atomic<int> cache[2][64];
+  static std::atomic<int> cache[3][64];
   const bool cached = device >= 0 && device < 64;
   if (cached) {
     const int v = cache[slot][device].load(std::memory_order_relaxed);
@@ -1535,6 +1563,9 @@ inline int rk_sm_count(int device, cudaError_t* err = nullptr) {
 }
 inline int rk_cc_major(int device, cudaError_t* err = nullptr) {
   return rk_device_attr(cudaDevAttrComputeCapabilityMajor, 1, device, err);
+}
+inline int rk_smem_optin(int device, cudaError_t* err = nullptr) {
+  return rk_device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, 2, device, err);
 }
 
 // Whether kernel k's code was compiled for sm_90 or newer (__CUDA_ARCH__ >= 900), not only
@@ -1623,9 +1654,11 @@ inline int rk_max_clusters(const Plan& pl) {
   return ncl;
 }
 
-// Lets kernel k take `bytes` of dynamic shared memory (the attribute only grows, so plans
-// made before stay valid). False when the device refuses.
-inline bool rk_allow_dynamic_smem(void* k, size_t bytes) {
+// Lets kernel k take `bytes` of dynamic shared memory on `device` (the attribute only
+// grows, so plans made before stay valid). False when the device has less to give a block:
+// asked for more, the driver would refuse with an error that compute-sanitizer reports in
+// the user's program, though it is handled here.
+inline bool rk_allow_dynamic_smem(void* k, size_t bytes, int device) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lk(mu);
   cudaFuncAttributes fa;
@@ -1634,6 +1667,9 @@ inline bool rk_allow_dynamic_smem(void* k, size_t bytes) {
     return false;
   }
   if ((size_t)fa.maxDynamicSharedSizeBytes >= bytes) return true;
+  cudaError_t err = cudaSuccess;
+  const int optin = rk_smem_optin(device, &err);
+  if (err != cudaSuccess || fa.sharedSizeBytes + bytes > (size_t)optin) return false;
   if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) !=
       cudaSuccess) {
     cudaGetLastError();
@@ -1753,12 +1789,18 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   // (16384 columns). More registers, no cluster barrier per row. (Measured on an H100, bf16
   // x 16384 columns, forward + backward: RMSNorm 354 -> 270 us, LayerNorm 377 -> 365,
   // softmax 246 -> 240. Rows a smaller block holds keep 16: RMSNorm at 4096 columns took
-  // 85 -> 89 us with 32.)
-  if (!chosen && !few_long && VEC == 8 && max_elems == 16 && fits_wide(512, nvec)) {
+  // 85 -> 89 us with 32.) Where the layout keeps column accumulators in shared memory
+  // (rk_col_acc_smem), only on GPUs that give a block that much (not sm_86/89's 99 KB).
+  const size_t wide_acc_smem =
+      rk_col_acc_smem<F, T, 512, 4, 512, false>() ? rk_col_acc_smem_bytes<F, T>(4, 512) : 0;
+  if (!chosen && !few_long && VEC == 8 && max_elems == 16 && fits_wide(512, nvec) &&
+      (wide_acc_smem == 0 ||
+       rk_allow_dynamic_smem(rk_kernel_for<F, T>(512, 4, false), wide_acc_smem, device))) {
     pl.strategy = Strategy::Block;
     pl.tpr = 512;
     pl.vpt = 4;
     pl.block = 512;
+    pl.acc_smem_bytes = wide_acc_smem;
     chosen = true;
   }
   if (!chosen && clusters_ok) {
@@ -1829,7 +1871,8 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
                   ? (void*)row_kernel_stream<F, T, kStreamBlock, kStreamVectors>
                   : rk_kernel_for<F, T>(pl.tpr, pl.vpt, false);
     int per_sm = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, pl.block, 0);
+    const cudaError_t e =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, pl.block, pl.acc_smem_bytes);
     if (e != cudaSuccess) {  // e.g. no kernel image for this device
       cudaGetLastError();
       pl.status = e;
@@ -1844,7 +1887,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
       int64_t best = 0;
       for (int s = 2; s <= 4; ++s) {
         int n = 0;
-        if (!rk_allow_dynamic_smem(k, s * slot) ||
+        if (!rk_allow_dynamic_smem(k, s * slot, device) ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, pl.block, s * slot) !=
                 cudaSuccess) {
           cudaGetLastError();
@@ -2034,7 +2077,7 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)pl.grid);
     cfg.blockDim = dim3(pl.block);
-    cfg.dynamicSmemBytes = p.stages > 1 ? pl.smem_bytes : 0;
+    cfg.dynamicSmemBytes = p.stages > 1 ? pl.smem_bytes : pl.acc_smem_bytes;
     cfg.stream = stream;
     cudaLaunchAttribute at[1];
     if (pl.strategy == Strategy::Cluster) {

@@ -7,6 +7,9 @@ inputs), then the forward's and forward + backward's medians as a fraction of a 
 
     PYTHONPATH=reference_ops/layer_norm:reference_ops/rms_norm:reference_ops/softmax \\
         python tests/perf/rowwise/check_stream_rows.py [--no-bench] [--label NAME]
+
+`--ops layer_norm,rms_norm` checks (and imports) those ops only; `--shapes 4096x16384+0,300x16384+1`
+other rows x columns (+ the offset into a wider row), checks only.
 """
 
 import sys
@@ -14,19 +17,28 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from layer_norm import layer_norm
-from rms_norm import rms_norm
-from softmax import softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_rowwise import bench  # noqa: E402
 
+
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def our_op(name):
+    """The built reference op `name` (imported only when asked for)."""
+    return getattr(__import__(name), name)
+
+
 OPS = {
-    "layer_norm": (lambda x, w, b: layer_norm(x, w, b),
+    "layer_norm": (lambda x, w, b: our_op("layer_norm")(x, w, b),
                    lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b, 1e-5)),
-    "rms_norm": (lambda x, w, b: rms_norm(x, w), lambda x, w, b: F.rms_norm(x, x.shape[-1:], w, 1e-6)),
-    "softmax": (lambda x, w, b: softmax(x), lambda x, w, b: torch.softmax(x, -1)),
+    "rms_norm": (lambda x, w, b: our_op("rms_norm")(x, w),
+                 lambda x, w, b: F.rms_norm(x, x.shape[-1:], w, 1e-6)),
+    "softmax": (lambda x, w, b: our_op("softmax")(x), lambda x, w, b: torch.softmax(x, -1)),
 }
+OPS = {name: OPS[name] for name in option("--ops", ",".join(OPS)).split(",")}
 
 
 def inputs(rows, n, dtype, offset=0):
@@ -82,10 +94,14 @@ def timings(label):
 if __name__ == "__main__":
     torch.manual_seed(0)
     ok = True
-    for rows, n, offset in ((2048, 50304, 0), (96, 600001, 0), (256, 50304, 1)):
+    shapes = ((2048, 50304, 0), (96, 600001, 0), (256, 50304, 1))
+    if "--shapes" in sys.argv:
+        shapes = [tuple(int(v) for v in shape.replace("+", "x").split("x"))
+                  for shape in option("--shapes", "").split(",")]
+    for rows, n, offset in shapes:
         for dtype in (torch.bfloat16, torch.float32):
             for name in OPS:
                 ok = check(name, rows, n, dtype, offset) and ok
-    if "--no-bench" not in sys.argv:
-        timings(sys.argv[sys.argv.index("--label") + 1] if "--label" in sys.argv else "")
+    if "--no-bench" not in sys.argv and "--shapes" not in sys.argv:
+        timings(option("--label", ""))
     sys.exit(0 if ok else 1)

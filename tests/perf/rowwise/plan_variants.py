@@ -15,21 +15,26 @@ and time in turn, round by round ("build" builds them only).
 At render: PLANX_EXTRA ("512,8") compiles layouts the library does not have; PLANX_MIN_BLOCKS
 ("512,8,2") layouts for a minimum of blocks a multiprocessor; PLANX_FLOAT_OPAQUE=1 float
 elements extracted anew in every pass; PLANX_RING=1 the prefetch ring in every block-a-row
-kernel (not only 1024-thread ones), a plan "tpr,vpt,stages" then running that layout on a
-persistent grid through a ring of that many slots; PLANX_STREAM=1 a plan "sBLOCK,U" ("s256,2")
+kernel (not only 1024-thread ones; =colgrad only in those with column outputs), a plan
+"tpr,vpt,stages" then running that layout on a persistent grid through a ring of that many
+slots; PLANX_STREAM=1 a plan "sBLOCK,U" ("s256,2")
 running the looped kernel (a block a row, the row read again for each stage, U vectors a
 thread a step) of that layout, PLANX_STREAM_EXTRA ("512,2") compiling layouts of it the
 library does not have; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
-evict_first policy (read once, so that they leave L2 first), =ldst their output stores too.
+evict_first policy (read once, so that they leave L2 first), =ldst their output stores too;
+PLANX_SMEM_ACC=1 the column gradients of 2-byte 512 x 4 backwards accumulated in shared memory.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
-timed in the same process.
+timed in the same process; with PLANX_BACKWARD=1, forward + backward medians instead (a CUDA
+graph replayed, as bench_rowwise.py times them; the gradients checked against torch's) and,
+with PLANX_COMPILE=1, torch.compile's beside the planner's own plan.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,11 +87,13 @@ def with_plan_override(text: str) -> str:
     text = text.replace(last_variant, f"{last_variant} {extra}")
     text = with_min_blocks(text, os.environ.get("PLANX_MIN_BLOCKS", ""))
     if os.environ.get("PLANX_RING"):
-        text = with_ring(text)
+        text = with_ring(text, os.environ["PLANX_RING"])
     if os.environ.get("PLANX_STREAM"):
         text = with_stream(text)
     if os.environ.get("PLANX_EVICT_FIRST"):
         text = with_evict_first(text, os.environ["PLANX_EVICT_FIRST"])
+    if os.environ.get("PLANX_SMEM_ACC"):
+        text = with_smem_accumulators(text)
     return with_float_opaque(text) if os.environ.get("PLANX_FLOAT_OPAQUE") else text
 
 
@@ -109,15 +116,20 @@ RING_PLAN = "pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 &
 RING_DEPTHS = "for (int s = 2; s <= 4; ++s) {\n"
 
 
-def with_ring(text: str) -> str:
-    """row_kernels.cuh whose block-a-row kernels of every size compile the prefetch ring, and
+def with_ring(text: str, which: str) -> str:
+    """row_kernels.cuh whose block-a-row kernels of every size compile the prefetch ring
+    (which "1"; "colgrad": only kernels with column outputs, the backwards of the norms), and
     whose planner gives a plan "tpr,vpt,stages" a persistent grid through a ring of `stages`
     slots (where there are more rows than resident blocks)."""
     for anchor in (RING_KERNELS, RING_PLAN, RING_DEPTHS):
         assert text.count(anchor) == 1, anchor
-    text = text.replace(RING_KERNELS, RING_KERNELS.replace("BLOCK == 1024", "TPR == BLOCK"))
+    kernels, forced = "TPR == BLOCK", "forced_ring > 1"
+    if which == "colgrad":
+        kernels = "(BLOCK == 1024 || (TPR == BLOCK && F::kColGrad > 0))"
+        forced = "(forced_ring > 1 && F::kColGrad > 0)"
+    text = text.replace(RING_KERNELS, RING_KERNELS.replace("BLOCK == 1024", kernels))
     text = text.replace(RING_PLAN, RING_PLAN.replace(
-        "pl.block == 1024 && per_sm == 1", "(forced_ring > 1 || (pl.block == 1024 && per_sm == 1))"))
+        "pl.block == 1024 && per_sm == 1", f"({forced} || (pl.block == 1024 && per_sm == 1))"))
     only_forced = "        if (forced_ring > 1 && s != forced_ring) continue;\n"
     return text.replace(RING_DEPTHS, RING_DEPTHS + only_forced)
 
@@ -216,6 +228,49 @@ def with_min_blocks(text: str, layouts: str) -> str:
     return text.replace(RK_MIN_BLOCKS, RK_MIN_BLOCKS + rules)
 
 
+SMEM_ACC_DECL = "  A acc[F::kColGrad > 0 ? F::kColGrad : 1][VPT][VEC];\n"
+SMEM_ACC_OCCUPANCY = "cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, pl.block, 0);"
+SMEM_ACC_LAUNCH = "cfg.dynamicSmemBytes = p.stages > 1 ? pl.smem_bytes : 0;"
+
+
+def with_smem_accumulators(text: str) -> str:
+    """row_kernels.cuh whose 2-byte backward kernels of 512 threads x 4 vectors (rows of 16384,
+    one block a multiprocessor, 128 registers and 416-496 bytes spilled) keep their column
+    gradients' accumulators in dynamic shared memory ([k][vector][element][thread]: each
+    thread its own words, no bank conflicts) instead of registers. The experiment that led to
+    rk_col_acc_smem; it applies to the library before it (c3ee04d), not to the one after."""
+    for anchor in (SMEM_ACC_DECL, SMEM_ACC_OCCUPANCY, SMEM_ACC_LAUNCH):
+        assert text.count(anchor) == 1, anchor
+    decl = """  constexpr bool kSmemAcc =
+      F::kColGrad > 0 && sizeof(T) == 2 && BLOCK == 512 && VPT == 4 && !CLUSTER;
+  A acc[F::kColGrad > 0 && !kSmemAcc ? F::kColGrad : 1][kSmemAcc ? 1 : VPT][kSmemAcc ? 1 : VEC];
+  extern __shared__ uint4 rk_acc_smem[];
+  auto accr = [&](int k, int i, int e) -> A& {
+    if constexpr (kSmemAcc)
+      return reinterpret_cast<A*>(rk_acc_smem)[((k * VPT + i) * VEC + e) * BLOCK + tid];
+    else
+      return acc[k][i][e];
+  };
+"""
+    text = text.replace(SMEM_ACC_DECL, decl)
+    text = re.sub(r"(?<!return )acc\[k\]\[i\]\[([^\]]+)\]", r"accr(k, i, \1)", text)
+    plan = """if (F::kColGrad > 0 && sizeof(T) == 2 && pl.strategy == Strategy::Block && pl.block == 512 &&
+        pl.vpt == 4) {
+      pl.smem_bytes = (size_t)F::kColGrad * 4 * TypeInfo<T>::kVec * 512 * sizeof(acc_t<T>);
+      if (!rk_allow_dynamic_smem(k, pl.smem_bytes)) {
+        pl.status = cudaErrorInvalidConfiguration;
+        return pl;
+      }
+    }
+    const cudaError_t e =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, pl.block, pl.smem_bytes);"""
+    text = text.replace("const cudaError_t e = " + SMEM_ACC_OCCUPANCY, plan)
+    launch = """if (pl.stages <= 1 && pl.smem_bytes > 0 && !rk_allow_dynamic_smem(k, pl.smem_bytes))
+      return cudaErrorInvalidConfiguration;
+    cfg.dynamicSmemBytes = p.stages > 1 || pl.stages <= 1 ? pl.smem_bytes : 0;"""
+    return text.replace(SMEM_ACC_LAUNCH, launch)
+
+
 def copy_op(op: str, dst: Path, patch) -> None:
     """reference_ops/<op> copied to dst without build outputs, its csrc/row_kernels.cuh
     passed through patch(text)."""
@@ -298,6 +353,46 @@ def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float, b
     return bench(fn), copy, ok
 
 
+def eager(op):
+    import torch.nn.functional as F
+
+    if op == "layer_norm":
+        return lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b)
+    if op == "rms_norm":
+        return lambda x, w, b: F.rms_norm(x, x.shape[-1:], w, eps=1e-6)
+    return lambda x, w, b: x.softmax(-1)
+
+
+def forward_backward(op: str, dtype, rows: int, n: int) -> tuple[float, float | None, bool]:
+    """µs of op's forward + backward (a CUDA graph replayed), of torch.compile's for the
+    planner's own plan with PLANX_COMPILE (else None), and whether the gradients match torch's."""
+    import torch
+
+    sys.path.insert(0, str(HERE))
+    from bench_rowwise import bench, graphed
+
+    torch.manual_seed(0)
+    x = torch.randn(rows, n, device="cuda", dtype=dtype, requires_grad=True)
+    w = torch.randn(n, device="cuda", dtype=dtype, requires_grad=True)
+    b = torch.randn(n, device="cuda", dtype=dtype, requires_grad=True)
+    g = torch.randn(rows, n, device="cuda", dtype=dtype)
+    params = [x, w, b] if op == "layer_norm" else ([x, w] if op == "rms_norm" else [x])
+    fn = call(op, x, w, b)
+    got = torch.autograd.grad(fn(), params, g)
+    ref = [t.detach().float().requires_grad_(True) for t in (x, w, b)]
+    want = torch.autograd.grad(reference(op, *ref), ref[: len(params)], g.float())
+    tol = 1e-2 if dtype == torch.bfloat16 else 1e-4  # relative error of each gradient
+    ok = all(float((a.float() - e).norm() / e.norm().clamp_min(1e-30)) < tol for a, e in zip(got, want))
+    replay, _keep = graphed(lambda: torch.autograd.grad(fn(), params, g))
+    ours = bench(replay)
+    compiled = None
+    if not os.environ.get("PLANX_PLAN") and os.environ.get("PLANX_COMPILE"):
+        c = torch.compile(eager(op), dynamic=False)
+        creplay, _ckeep = graphed(lambda: torch.autograd.grad(c(x, w, b), params, g))
+        compiled = bench(creplay)
+    return ours, compiled, ok
+
+
 def time_one(op: str) -> None:
     import torch
 
@@ -305,6 +400,15 @@ def time_one(op: str) -> None:
     for dtype in [getattr(torch, d) for d in DTYPES]:
         for rows, n in SHAPES:
             if plan not in PLANS[n]:
+                continue
+            if os.environ.get("PLANX_BACKWARD"):
+                both, compiled, ok = forward_backward(op, dtype, rows, n)
+                print(
+                    f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {plan or 'default':>8} "
+                    f"fwd+bwd {both:7.1f} us" + ("" if compiled is None else f" compile {compiled:7.1f} us")
+                    + ("" if ok else "  WRONG"),
+                    flush=True,
+                )
                 continue
             fwd, copy, ok = forward_and_copy(op, dtype, rows, n)
             print(
