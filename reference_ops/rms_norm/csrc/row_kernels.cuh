@@ -91,7 +91,7 @@
 // of the 1024-thread ring, two blocks a multiprocessor (rk_wide_float), and their 512-thread
 // rows of 4097-8192 columns are compiled for two blocks too (rk_min_blocks). Thread t of a row
 // group owns the same columns in every row it processes, so column outputs accumulate in its
-// registers across rows (in shared memory where two of them would spill: rk_col_acc_smem);
+// registers across rows (in shared memory where they would spill: rk_col_acc_smem);
 // each unit of work (block or cluster) writes one partial row of Acc to a workspace, and a
 // second kernel sums the partials in a fixed order: deterministic, no atomics.
 // 16-byte vector access is used when every row pointer is 16-byte aligned and N and the
@@ -660,14 +660,20 @@ RK_DEV A group_reduce_shfl(Red op, A v) {
 
 // Whether a variant keeps its column outputs' accumulators in dynamic shared memory
 // (rk_col_acc_smem_bytes a block; each thread its own words, [k][vector][element][thread]:
-// no bank conflicts) instead of registers: 2-byte rows of 32 elements a thread in 512
-// threads (rows of 16384) with two or more column outputs (LayerNorm-like backwards), whose
-// 64 accumulators a thread beside the row took the kernel to 128 registers and 416-496
-// bytes spilled; so, 112 registers and none. (H200, bf16 forward + backward: LayerNorm
-// 4096 x 16384 298 -> 267 us, 8192 x 16384 539 -> 469, 2048 x 16384 181 -> 168; RMSNorm, one
-// column output and no spills, lost 1-2% with it. tests/perf/rowwise/smem_acc_h200.txt.)
+// no bank conflicts) instead of registers:
+// - 2-byte rows of 32 elements a thread in 512 threads (rows of 16384) with two or more
+//   column outputs (LayerNorm-like backwards), whose 64 accumulators a thread beside the row
+//   took the kernel to 128 registers and 416-496 bytes spilled; so, 112 registers and none.
+//   (H200, bf16 forward + backward: LayerNorm 4096 x 16384 298 -> 267 us, 8192 x 16384 539 ->
+//   469, 2048 x 16384 181 -> 168; RMSNorm, one column output and no spills, lost 1-2% with
+//   it. tests/perf/rowwise/smem_acc_h200.txt.)
+// - float rows of 16 elements a thread in 1024 threads (rows of 8193-16384 columns), which
+//   with accumulators in registers spill at the 64 registers a thread of 1024 can have: the
+//   planner gave column outputs no 1024-thread blocks and such rows a cluster of two.
 template <class F, class T, int TPR, int VPT, int BLOCK, bool CLUSTER>
 RK_HD constexpr bool rk_col_acc_smem() {
+  if (sizeof(T) == 4 && F::kColGrad >= 1 && TPR == 1024 && VPT == 4 && BLOCK == 1024 && !CLUSTER)
+    return true;
   return sizeof(T) == 2 && F::kColGrad >= 2 && TPR == 512 && VPT == 4 && BLOCK == 512 && !CLUSTER;
 }
 template <class F, class T>
@@ -1803,6 +1809,22 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     pl.acc_smem_bytes = wide_acc_smem;
     chosen = true;
   }
+  // Float rows with column outputs that a 512 x 4 block does not hold (8193-16384 columns):
+  // one 1024-thread block of 4 vectors a thread, its column accumulators in shared memory
+  // (rk_col_acc_smem), rather than a cluster of two 512 x 4 blocks. (H200, float32 forward +
+  // backward: RMSNorm 4096 x 16384 418.7 -> 384.0 us, 8192 x 16384 812 -> 750, 2048 x 16384
+  // 223 -> 205; LayerNorm 446 -> 417, 857 -> 806, 241 -> 225; float_smem_acc_h200.txt.)
+  const size_t float_acc_smem =
+      rk_col_acc_smem<F, T, 1024, 4, 1024, false>() ? rk_col_acc_smem_bytes<F, T>(4, 1024) : 0;
+  if (!chosen && !few_long && float_acc_smem > 0 && fits(1024, 4, nvec) &&
+      rk_allow_dynamic_smem(rk_kernel_for<F, T>(1024, 4, false), float_acc_smem, device)) {
+    pl.strategy = Strategy::Block;
+    pl.tpr = 1024;
+    pl.vpt = 4;
+    pl.block = 1024;
+    pl.acc_smem_bytes = float_acc_smem;
+    chosen = true;
+  }
   if (!chosen && clusters_ok) {
     // clusters: the smallest that holds the row, grown while rows*C stays within the SMs
     for (int C = 2; C <= 16 && !chosen; C *= 2) {
@@ -1880,7 +1902,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     }
     int64_t max_units = (int64_t)sms * std::max(per_sm, 1);
     if (pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 && cc_major >= 8 &&
-        ngroups > max_units) {
+        pl.acc_smem_bytes == 0 && ngroups > max_units) {
       // The ring: slots of one row group's vectors (all row inputs). Depth s keeps s - 1
       // row groups in flight per block; pick the depth with the most in flight per SM.
       const size_t slot = (size_t)(F::kRowIn > 0 ? F::kRowIn : 1) * pl.block * pl.vpt * 16;

@@ -22,7 +22,8 @@ running the looped kernel (a block a row, the row read again for each stage, U v
 thread a step) of that layout, PLANX_STREAM_EXTRA ("512,2") compiling layouts of it the
 library does not have; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
 evict_first policy (read once, so that they leave L2 first), =ldst their output stores too;
-PLANX_SMEM_ACC=1 the column gradients of 2-byte 512 x 4 backwards accumulated in shared memory.
+PLANX_SMEM_ACC=1 the column gradients of 2-byte 512 x 4 backwards accumulated in shared memory;
+PLANX_FLOAT_SMEM_ACC=1 those of float 1024 x 4 backwards too, RK_PLAN then forcing backwards only.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
 timed in the same process; with PLANX_BACKWARD=1, forward + backward medians instead (a CUDA
@@ -94,6 +95,8 @@ def with_plan_override(text: str) -> str:
         text = with_evict_first(text, os.environ["PLANX_EVICT_FIRST"])
     if os.environ.get("PLANX_SMEM_ACC"):
         text = with_smem_accumulators(text)
+    if os.environ.get("PLANX_FLOAT_SMEM_ACC"):
+        text = with_float_smem_accumulators(text)
     return with_float_opaque(text) if os.environ.get("PLANX_FLOAT_OPAQUE") else text
 
 
@@ -269,6 +272,40 @@ def with_smem_accumulators(text: str) -> str:
       return cudaErrorInvalidConfiguration;
     cfg.dynamicSmemBytes = p.stages > 1 || pl.stages <= 1 ? pl.smem_bytes : 0;"""
     return text.replace(SMEM_ACC_LAUNCH, launch)
+
+
+COL_ACC_SMEM = ("return sizeof(T) == 2 && F::kColGrad >= 2 && TPR == 512 && VPT == 4 && BLOCK == 512 && "
+                "!CLUSTER;")
+FORCED_PLAN = "if (read && slots >= nvec && slots < 2 * nvec &&"
+
+
+def with_float_smem_accumulators(text: str) -> str:
+    """row_kernels.cuh whose float backwards of 1024 threads x 4 vectors (rows of 16384; the
+    planner gives column outputs at most 512 threads, and at 1024 the 64-register cap spills)
+    keep their column accumulators in shared memory too (rk_col_acc_smem), and whose RK_PLAN
+    forces a plan on kernels with column outputs only (the backwards; forwards as planned).
+    The experiment behind the planner's float 1024 x 4 rule; it applies to the library of
+    fa99231, before that rule."""
+    for anchor in (COL_ACC_SMEM, FORCED_PLAN):
+        assert text.count(anchor) == 1, anchor
+    text = text.replace(COL_ACC_SMEM, COL_ACC_SMEM.replace(
+        "return ", "return (sizeof(T) == 4 && F::kColGrad >= 1 && TPR == 1024 && VPT == 4 && BLOCK == 1024 &&"
+        " !CLUSTER) || "))
+    forced = """if (read && F::kColGrad > 0 && slots >= nvec && slots < 2 * nvec &&"""
+    text = text.replace(FORCED_PLAN, forced)
+    chosen = "      pl.cluster = 1;\n      chosen = true;\n    }\n  }"
+    assert text.count(chosen) == 1
+    acc = """      pl.cluster = 1;
+      pl.acc_smem_bytes = 0;
+      if (rk_col_acc_smem<F, T, 1024, 4, 1024, false>() && a == 1024 && b == 4) {
+        pl.acc_smem_bytes = rk_col_acc_smem_bytes<F, T>(4, 1024);
+        if (!rk_allow_dynamic_smem(rk_kernel_for<F, T>(1024, 4, false), pl.acc_smem_bytes, device))
+          std::fprintf(stderr, "RK_PLAN: no shared memory for the accumulators\\n");
+      }
+      chosen = true;
+    }
+  }"""
+    return text.replace(chosen, acc)
 
 
 def copy_op(op: str, dst: Path, patch) -> None:
