@@ -676,9 +676,12 @@ RK_HD constexpr bool rk_col_acc_smem() {
     return true;
   return sizeof(T) == 2 && F::kColGrad >= 2 && TPR == 512 && VPT == 4 && BLOCK == 512 && !CLUSTER;
 }
-template <class F, class T>
-constexpr size_t rk_col_acc_smem_bytes(int vpt, int block) {
-  return (size_t)F::kColGrad * vpt * TypeInfo<T>::kVec * block * sizeof(acc_t<T>);
+// Bytes of those accumulators a block of the block-a-row layout TPR x VPT; 0 where the
+// layout keeps them in registers.
+template <class F, class T, int TPR, int VPT>
+constexpr size_t rk_col_acc_smem_bytes() {
+  if (!rk_col_acc_smem<F, T, TPR, VPT, TPR, false>()) return 0;
+  return (size_t)F::kColGrad * VPT * TypeInfo<T>::kVec * TPR * sizeof(acc_t<T>);
 }
 
 // The main kernel's body: TPR threads per row, VPT vectors per thread, BLOCK threads,
@@ -1797,8 +1800,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   // softmax 246 -> 240. Rows a smaller block holds keep 16: RMSNorm at 4096 columns took
   // 85 -> 89 us with 32.) Where the layout keeps column accumulators in shared memory
   // (rk_col_acc_smem), only on GPUs that give a block that much (not sm_86/89's 99 KB).
-  const size_t wide_acc_smem =
-      rk_col_acc_smem<F, T, 512, 4, 512, false>() ? rk_col_acc_smem_bytes<F, T>(4, 512) : 0;
+  constexpr size_t wide_acc_smem = rk_col_acc_smem_bytes<F, T, 512, 4>();
   if (!chosen && !few_long && VEC == 8 && max_elems == 16 && fits_wide(512, nvec) &&
       (wide_acc_smem == 0 ||
        rk_allow_dynamic_smem(rk_kernel_for<F, T>(512, 4, false), wide_acc_smem, device))) {
@@ -1814,8 +1816,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   // (rk_col_acc_smem), rather than a cluster of two 512 x 4 blocks. (H200, float32 forward +
   // backward: RMSNorm 4096 x 16384 418.7 -> 384.0 us, 8192 x 16384 812 -> 750, 2048 x 16384
   // 223 -> 205; LayerNorm 446 -> 417, 857 -> 806, 241 -> 225; float_smem_acc_h200.txt.)
-  const size_t float_acc_smem =
-      rk_col_acc_smem<F, T, 1024, 4, 1024, false>() ? rk_col_acc_smem_bytes<F, T>(4, 1024) : 0;
+  constexpr size_t float_acc_smem = rk_col_acc_smem_bytes<F, T, 1024, 4>();
   if (!chosen && !few_long && float_acc_smem > 0 && fits(1024, 4, nvec) &&
       rk_allow_dynamic_smem(rk_kernel_for<F, T>(1024, 4, false), float_acc_smem, device)) {
     pl.strategy = Strategy::Block;
