@@ -83,9 +83,13 @@ def with_plan_override(text: str) -> str:
     text = text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
     last_variant = "RK_V(512, 4, 512, true)"
     assert text.count(last_variant) == 1
-    extra = " ".join(f"RK_V({t}, {v}, {t}, false)" for t, v in
+    extra = " ".join(f"RK_V({t}, {v}, {128 if t == '32' else t}, false)" for t, v in  # a warp a row: 4 a block
                      (plan.split(",") for plan in os.environ.get("PLANX_EXTRA", "").split()))
     text = text.replace(last_variant, f"{last_variant} {extra}")
+    if extra:  # the library compiles 8 vectors a thread for 512-thread float rows only
+        gate = "if constexpr (VPT == 8 && !rk_wide_float<F, T>())"
+        assert text.count(gate) == 1
+        text = text.replace(gate, "if constexpr (VPT == 8 && TPR == 512 && !rk_wide_float<F, T>())")
     text = with_min_blocks(text, os.environ.get("PLANX_MIN_BLOCKS", ""))
     if os.environ.get("PLANX_RING"):
         text = with_ring(text, os.environ["PLANX_RING"])
