@@ -86,10 +86,10 @@ def with_plan_override(text: str) -> str:
     extra = " ".join(f"RK_V({t}, {v}, {128 if t == '32' else t}, false)" for t, v in  # a warp a row: 4 a block
                      (plan.split(",") for plan in os.environ.get("PLANX_EXTRA", "").split()))
     text = text.replace(last_variant, f"{last_variant} {extra}")
-    if extra:  # the library compiles 8 vectors a thread for 512-thread float rows only
+    if extra:  # the library compiles 8 vectors a thread for some float rows only: every spec here
         gate = "if constexpr (VPT == 8 && !rk_wide_float<F, T>())"
         assert text.count(gate) == 1
-        text = text.replace(gate, "if constexpr (VPT == 8 && TPR == 512 && !rk_wide_float<F, T>())")
+        text = text.replace(gate, "if constexpr (false)")
     text = with_min_blocks(text, os.environ.get("PLANX_MIN_BLOCKS", ""))
     if os.environ.get("PLANX_RING"):
         text = with_ring(text, os.environ["PLANX_RING"])
