@@ -611,10 +611,13 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
           "x: Tensor, y: Tensor, z: Tensor, w: Tensor, a: float, b: float = -3e-5",
           "--forward", "a * x + b * y * z - w",
           "--gradients", "x: a * grad; y: b * z * grad; z: b * y * grad; w: -grad")
-    for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"]):
+    # Every kind: the template's files that copier copies as they are (the row kernels'
+    # library) are the formatter's output too.
+    for args in (["gray", "--kind", "pixel"], ["mm", "--kind", "matmul"], ["row_norm", "--kind", "rowwise"]):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     sources = sorted(str(p) for p in (tmp_path / "lib" / "csrc").iterdir())
-    assert len(sources) == 19  # the elementwise op's vector loops (AVX2, AVX512) and their headers too
+    assert "row_kernels.cuh" in {Path(s).name for s in sources}
+    assert len(sources) == 25  # the elementwise op's vector loops (AVX2, AVX512) and their headers too
     result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
                              *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]

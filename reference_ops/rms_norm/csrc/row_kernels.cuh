@@ -591,10 +591,18 @@ RK_DEV void rk_cp_async_commit() {
 RK_DEV void rk_cp_async_wait(int pending) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   switch (pending) {
-    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    case 0:
+      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+      break;
+    case 1:
+      asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+      break;
+    case 2:
+      asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+      break;
+    default:
+      asm volatile("cp.async.wait_group 3;\n" ::: "memory");
+      break;
   }
 #endif
 }
@@ -751,7 +759,9 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
   constexpr bool kRing = BLOCK == 1024 && !CLUSTER && !SHIFT;  // others compile without it
   extern __shared__ uint4 rk_ring[];
   const int S = kRing ? p.stages : 1;
-  auto ring = [&](int s, int xi, int i) { return rk_ring + ((s * KX + xi) * VPT + i) * BLOCK + tid; };
+  auto ring = [&](int s, int xi, int i) {
+    return rk_ring + ((s * KX + xi) * VPT + i) * BLOCK + tid;
+  };
   // Starts copying row group gq into slot s (one commit group, empty past the last group).
   auto prefetch = [&](int64_t gq, int s) {
     if (gq < ngroups) {
@@ -816,11 +826,10 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
 #pragma unroll
         for (int i = 0; i < VPT; ++i) {
           if constexpr (SHIFT)
-            xraw[xi][i] = row_ok ? load_vec_shifted<T>(rp, colv(i), lo, hi, true)
-                                 : make_uint4(0, 0, 0, 0);
+            xraw[xi][i] =
+                row_ok ? load_vec_shifted<T>(rp, colv(i), lo, hi, true) : make_uint4(0, 0, 0, 0);
           else
-            xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)
-                                 : make_uint4(0, 0, 0, 0);
+            xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok) : make_uint4(0, 0, 0, 0);
         }
       }
     }
@@ -1420,9 +1429,9 @@ __global__ void __launch_bounds__(BLOCK) row_split_out(const SplitParams<F, T> p
 // rows x kSplitVectors vectors, a thread a vector of a row, so that the column outputs sum
 // over the batch's rows in shared memory, in row order. One batch (rows <= kSplitRows)
 // writes the column outputs; several write a partial row each for colgrad_finalize.
-constexpr int kSplitRows = 8, kSplitVectors = 16;
+constexpr int kSplitRows = 8, kSplitVectors = 16, kSplitColsBlock = kSplitRows * kSplitVectors;
 template <class F, class T>
-__global__ void __launch_bounds__(kSplitRows * kSplitVectors) row_split_cols(const SplitParams<F, T> p) {
+__global__ void __launch_bounds__(kSplitColsBlock) row_split_cols(const SplitParams<F, T> p) {
   using A = acc_t<T>;
   constexpr int VEC = TypeInfo<T>::kVec;
   constexpr int R = kSplitRows, V = kSplitVectors;
@@ -1612,16 +1621,29 @@ inline void* rk_variant(bool shift) {
 // variants instantiated for every spec. Returns nullptr for an unknown triple.
 template <class F, class T>
 inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
-#define RK_V(TPR_, VPT_, BLK_, CL_) \
-  if (tpr == TPR_ && vpt == VPT_ && cl == CL_) return rk_variant<F, T, TPR_, VPT_, BLK_, CL_>(shift);
-  RK_V(32, 1, 128, false)
-  RK_V(32, 2, 128, false) RK_V(32, 4, 128, false) RK_V(128, 2, 128, false) RK_V(128, 4, 128, false)
-      RK_V(256, 2, 256, false) RK_V(256, 4, 256, false) RK_V(512, 2, 512, false)
-          RK_V(512, 4, 512, false) RK_V(1024, 2, 1024, false) RK_V(1024, 4, 1024, false)
-              RK_V(256, 2, 256, true) RK_V(256, 4, 256, true) RK_V(512, 2, 512, true)
-                  RK_V(512, 4, 512, true) RK_V(512, 8, 512, false)
+#define RK_V(TPR_, VPT_, BLK_, CL_)                          \
+  do {                                                       \
+    if (tpr == TPR_ && vpt == VPT_ && cl == CL_)             \
+      return rk_variant<F, T, TPR_, VPT_, BLK_, CL_>(shift); \
+  } while (0)
+  RK_V(32, 1, 128, false);
+  RK_V(32, 2, 128, false);
+  RK_V(32, 4, 128, false);
+  RK_V(128, 2, 128, false);
+  RK_V(128, 4, 128, false);
+  RK_V(256, 2, 256, false);
+  RK_V(256, 4, 256, false);
+  RK_V(512, 2, 512, false);
+  RK_V(512, 4, 512, false);
+  RK_V(1024, 2, 1024, false);
+  RK_V(1024, 4, 1024, false);
+  RK_V(256, 2, 256, true);
+  RK_V(256, 4, 256, true);
+  RK_V(512, 2, 512, true);
+  RK_V(512, 4, 512, true);
+  RK_V(512, 8, 512, false);
 #undef RK_V
-                      return nullptr;
+  return nullptr;
 }
 
 // The streaming kernel's layout: 1024 threads, two vectors a thread a step. Measured on an
@@ -2072,8 +2094,8 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
                     dim3((unsigned)sp.chunks, (unsigned)pr.rows), kSplitBlock, args);
     constexpr int64_t cols = (int64_t)kSplitVectors * TypeInfo<T>::kVec;
     err = launch((void*)row_split_cols<F, T>,
-                 dim3((unsigned)((pr.N + cols - 1) / cols), (unsigned)batches),
-                 kSplitRows * kSplitVectors, args);
+                 dim3((unsigned)((pr.N + cols - 1) / cols), (unsigned)batches), kSplitColsBlock,
+                 args);
     if (err != cudaSuccess || batches == 1) return err;  // one batch wrote the column outputs
     for (int k = 0; k < F::kColGrad; ++k) {
       const A* partial = ws + (size_t)k * batches * pr.N;

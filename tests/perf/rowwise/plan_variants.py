@@ -81,10 +81,11 @@ def with_plan_override(text: str) -> str:
     assert text.count(anchor) == 1
     includes = "#include <map>\n#include <cstdio>\n#include <cstdlib>"
     text = text.replace(anchor, OVERRIDE).replace("#include <map>", includes)
-    last_variant = "RK_V(512, 4, 512, true)"
+    last_variant = "RK_V(512, 4, 512, true);"
     assert text.count(last_variant) == 1
-    extra = " ".join(f"RK_V({t}, {v}, {128 if t == '32' else t}, false)" for t, v in  # a warp a row: 4 a block
-                     (plan.split(",") for plan in os.environ.get("PLANX_EXTRA", "").split()))
+    layouts = [plan.split(",") for plan in os.environ.get("PLANX_EXTRA", "").split()]
+    # a warp a row: four rows a 128-thread block
+    extra = " ".join(f"RK_V({t}, {v}, {128 if t == '32' else t}, false);" for t, v in layouts)
     text = text.replace(last_variant, f"{last_variant} {extra}")
     if extra:  # the library compiles 8 vectors a thread for some float rows only: every spec here
         gate = "if constexpr (VPT == 8 && !rk_wide_float<F, T>())"
