@@ -302,6 +302,13 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          "--forward", "y: x / sqrt(ss); norm: sqrt(ss) * acc_t(1.0001)",
          "--reference", "(x / x.norm(dim=-1, keepdim=True), x.norm(dim=-1))",
          "--grad-reductions", "gy = sum(grad_y * y)", "--gradients", "x: (grad_y - y * gy) / sqrt(ss)", *floats],
+        # Right: each row scaled to [0, 1] by its range. A row of one element is 0 / 0, NaN in
+        # the reference too: a match (the tests broke on it: "atol must be ... but got nan").
+        ["add", "min_max", "-p", str(project), "--defaults", "--kind", "rowwise", "--signature", "x: Tensor",
+         "--reductions", "lo = min(x); hi = max(x)", "--forward", "(x - lo) / (hi - lo)",
+         "--reference", "(x - x.amin(-1, keepdim=True)) / "
+                        "(x.amax(-1, keepdim=True) - x.amin(-1, keepdim=True))",
+         "--no-backward", *floats],
         ["add", "add_norm", "-p", str(project), "--defaults", "--kind", "rowwise", "--preset", "add_rmsnorm"],
         ["add", "wrong_second_output", "-p", str(project), "--defaults", "--kind", "rowwise", *floats,
          *add_rmsnorm_answers(forward="y: (x + residual) * rsqrt(ms + eps) * weight; "
@@ -368,6 +375,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(saved.stdout)
     assert "test_matches_float64_reference" not in failed_tests(saved.stdout)
+    min_max = run_project_tests(python, project, "-k", "not compile", "tests/test_min_max.py")
+    assert min_max.returncode == 0, min_max.stdout[-3000:]
     fused = run_project_tests(python, project, "-k", "not compile", "tests/test_add_norm.py")
     assert fused.returncode == 0, fused.stdout[-3000:]
     second_output = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_second_output.py")

@@ -89,7 +89,8 @@ def assert_close_to_reference(
     """torch.testing.assert_close(actual, reference(), rtol=rtol, atol=atol), except that
     where reference() rounds, an element may lie anywhere between its results with each rounded
     value first moved down and up by the tolerance of computed_in (float32 or float64: what
-    the kernel computes in)."""
+    the kernel computes in). NaN where reference() is NaN is a match, as in PyTorch's own
+    tests of its ops (a row of one element that a formula divides by its range, 0 / 0)."""
     with _rounding_moved(None) as calls:
         expected = reference()
     if calls:
@@ -97,9 +98,10 @@ def assert_close_to_reference(
         low, high = torch.minimum(*around), torch.maximum(*around)
         slack = atol + rtol * torch.maximum(low.abs(), high.abs())
         between = (actual >= low - slack) & (actual <= high + slack)
-        if bool((between | torch.isclose(actual, expected, rtol=rtol, atol=atol)).all()):
+        close = torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+        if bool((between | close).all()):
             return
-    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol)
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def _reference_moved(reference, sign: int, tolerance: dict):

@@ -2,8 +2,8 @@
 
 Values are checked against a PyTorch reference evaluated in float64, gradients against
 autograd of that reference and gradcheck, the registration with torch.library.opcheck,
-and torch.compile against eager. If the op is defined only on part of the real line
-(log, sqrt, ...), edit make_inputs().
+and torch.compile against eager. NaN where the reference is NaN is a match.
+If the op is defined only on part of the real line (log, sqrt, ...), edit make_inputs().
 """
 
 from __future__ import annotations

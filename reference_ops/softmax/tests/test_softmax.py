@@ -2,8 +2,8 @@
 
 Values are checked against a PyTorch reference evaluated in float64, gradients against
 autograd of that reference and gradcheck, the registration with torch.library.opcheck,
-and torch.compile against eager. If the op is defined only on part of the real line
-(log, sqrt, ...), edit make_inputs().
+and torch.compile against eager. NaN where the reference is NaN is a match.
+If the op is defined only on part of the real line (log, sqrt, ...), edit make_inputs().
 """
 
 from __future__ import annotations
@@ -90,6 +90,12 @@ def positional(inputs: dict[str, Tensor]) -> tuple:
     return tuple(values[name] for name in ["x"])
 
 
+def largest_finite(t: Tensor) -> float:
+    """The largest finite magnitude in t (0 if none): what the tolerances scale with."""
+    finite = t[t.isfinite()]
+    return finite.abs().max().item() if finite.numel() else 0.0
+
+
 def assert_matches_reference(inputs: dict[str, Tensor], result) -> None:
     first = inputs[ROW_ARGS[0]]
     outs, expected = outputs_of(result), float64_reference(inputs)
@@ -101,9 +107,7 @@ def assert_matches_reference(inputs: dict[str, Tensor], result) -> None:
             and out.dtype == (OUT_DTYPE or first.dtype)
         ), name
         dtype = first.dtype
-        atol = ROW_TOLERANCES[dtype] * (
-            expected[k].abs().max().item() if expected[k].numel() else 0
-        )
+        atol = ROW_TOLERANCES[dtype] * largest_finite(expected[k])
         # The kernels compute in float64 for float64 rows, else in float32; either side of a
         # rounding step passes (conftest.assert_close_to_reference).
         computed_in = torch.float64 if first.dtype == torch.float64 else torch.float32
@@ -292,9 +296,14 @@ def expected_gradients(inputs: dict[str, Tensor], grad_out: tuple[Tensor, ...]) 
 def assert_gradients_match(inputs: dict[str, Tensor], grad_out: tuple[Tensor, ...], actual) -> None:
     for name, a, e in zip(GRAD_ARGS, actual, expected_gradients(inputs, grad_out)):
         assert a.dtype == inputs[name].dtype and a.shape == inputs[name].shape, name
-        scale = GRAD_TOLERANCES[a.dtype] * (e.abs().max().item() + 1e-3)
+        scale = GRAD_TOLERANCES[a.dtype] * (largest_finite(e) + 1e-3)
         torch.testing.assert_close(
-            a.double(), e, rtol=0, atol=scale, msg=lambda m, name=name: f"gradient of {name}: {m}"
+            a.double(),
+            e,
+            rtol=0,
+            atol=scale,
+            equal_nan=True,
+            msg=lambda m, name=name: f"gradient of {name}: {m}",
         )
 
 
