@@ -248,7 +248,7 @@ def add(project: Path, name: str, *options: str) -> None:
 
 
 def test_ops_defined_on_part_of_the_real_line_pass_their_own_tests_and_wrong_ones_fail(python, projects):
-    # log, acos and acosh are NaN on most normal inputs: the generated tests failed 29 of 50
+    # log, acos, logit and acosh are NaN on most normal inputs: the generated tests failed 29 of 50
     # for a right log(x) (NaN against NaN, gradcheck on NaN). They now draw their inputs from
     # the first range on which the reference and its gradients are finite; a kernel off by
     # 1e-3 there still fails them.
@@ -257,6 +257,9 @@ def test_ops_defined_on_part_of_the_real_line_pass_their_own_tests_and_wrong_one
     add(project, "acos_op", "--signature", "x: Tensor, y: Tensor", "--dtypes", "float32,float64",
         "--forward", "acos(x) * y", "--reference", "torch.acos(x) * y",
         "--gradients", "x: -grad * y / sqrt(1 - x * x); y: grad * acos(x)")
+    add(project, "logit_op", "--signature", "x: Tensor", "--dtypes", "float32,float64",
+        "--forward", "log(x / (1 - x))", "--reference", "torch.logit(x)",
+        "--gradients", "x: grad / (x * (1 - x))")
     add(project, "acosh_op", "--signature", "x: Tensor", "--dtypes", "float32,float64",
         "--forward", "acosh(x)", "--reference", "torch.acosh(x)", "--no-backward")
     add(project, "wrong_log", "--signature", "x: Tensor", "--dtypes", "float32,float64",
@@ -267,11 +270,13 @@ def test_ops_defined_on_part_of_the_real_line_pass_their_own_tests_and_wrong_one
     assert failed_files == {"test_wrong_log"}, result.stdout[-5000:]
     assert "test_matches_float64_reference" in failed_tests(result.stdout)
     assert "Tensor-likes are not close" in result.stdout
-    chosen = subprocess.run([str(python), "-c", "from tests import test_log_op, test_acos_op, test_acosh_op\n"
-                             "modules = (test_log_op, test_acos_op, test_acosh_op)\n"
+    chosen = subprocess.run([str(python), "-c", "from tests import test_log_op, test_acos_op, test_logit_op\n"
+                             "from tests import test_acosh_op\n"
+                             "modules = (test_log_op, test_acos_op, test_logit_op, test_acosh_op)\n"
                              "print(*(m.INPUT_RANGE for m in modules), sep=';')"],
                             cwd=project, capture_output=True, text=True)
-    assert chosen.stdout.strip() == "positive;within (-1, 1);above 1", chosen.stdout + chosen.stderr[-2000:]
+    assert chosen.stdout.strip() == "positive;within (-1, 1);within (0, 1);above 1", (
+        chosen.stdout + chosen.stderr[-2000:])
 
 
 def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python, projects):

@@ -54,12 +54,13 @@ GRAD_READS = []
 
 
 # The values the tests draw for floating inputs: normal ones, unless the reference is not
-# finite on those (an op defined on part of the real line: log, sqrt, acos); then the first
+# finite on those (an op defined on part of the real line: log, sqrt, acos, logit); then the first
 # of these ranges on which its values and gradients are.
 INPUT_RANGES = {
     "normal": lambda shape: torch.randn(shape, dtype=torch.float64),
     "positive": lambda shape: torch.randn(shape, dtype=torch.float64).abs() + 0.5,
     "within (-1, 1)": lambda shape: torch.rand(shape, dtype=torch.float64) * 1.8 - 0.9,
+    "within (0, 1)": lambda shape: torch.rand(shape, dtype=torch.float64) * 0.8 + 0.1,
     "above 1": lambda shape: torch.randn(shape, dtype=torch.float64).abs() + 1.5,
 }
 
