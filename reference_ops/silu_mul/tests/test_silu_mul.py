@@ -51,8 +51,8 @@ GRAD_READS = ["x", "y"]
 
 
 # The values the tests draw for floating inputs: normal ones, unless the reference is not
-# finite on those (an op defined on part of the real line: log, sqrt, acos, logit); then the first
-# of these ranges on which its values and gradients are.
+# finite on those (an op defined on part of the real line: log, sqrt, acos, logit); then the
+# first of these ranges on which its values and gradients are.
 INPUT_RANGES = {
     "normal": lambda shape: torch.randn(shape, dtype=torch.float64),
     "positive": lambda shape: torch.randn(shape, dtype=torch.float64).abs() + 0.5,
