@@ -63,6 +63,25 @@ def test_a_wrong_forward_kernel_fails_the_generated_tests(python, projects):
     assert {"test_matches_float64_reference", "test_sizes_around_the_vector_width",
             "test_non_contiguous_inputs"} <= failed_tests(result.stdout)
 
+    # A failure comes back as it was when its test runs alone: each test draws its own
+    # inputs, whatever ran before it (the worst element is where the inputs are smallest).
+    test = "test_matches_float64_reference[(33, 65)-dtype0-cpu]"
+    worst = failure_detail(result.stdout, test)
+    assert "Greatest relative difference" in worst
+    alone = run_project_tests(python, project, f"tests/test_wrong_forward.py::{test}")
+    assert failure_detail(alone.stdout, test) == worst
+    # --input-seed draws other inputs, the same again on the next run.
+    other = [run_project_tests(python, project, "--input-seed", "7", f"tests/test_wrong_forward.py::{test}")
+             for _ in range(2)]
+    assert failure_detail(other[0].stdout, test) == failure_detail(other[1].stdout, test) != worst
+
+
+def failure_detail(output: str, test: str) -> str:
+    """The lines of test's failure in pytest's output that locate the worst elements."""
+    # From its header to the next one ("_ _ _" lines part the frames of one failure).
+    section = output.split(f"_ {test} _", 1)[1].split("\n__", 1)[0]
+    return "\n".join(line for line in section.splitlines() if "Greatest" in line)
+
 
 def test_a_wrong_gradient_kernel_fails_the_generated_tests(python, projects):
     project = render(projects, "wrong_gradient", "--gradients", "x: grad")  # d(alpha x)/dx is alpha

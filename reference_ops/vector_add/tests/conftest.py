@@ -1,12 +1,39 @@
-"""What the tests of every op in this package share: the devices, and how close is close.
+"""What the tests of every op in this package share: the devices, how close is close, and
+which random inputs each test draws.
 
 Each op's tests (tests/test_<op>.py) import these; pytest also loads this file first.
 """
 
 import contextlib
+import zlib
 
 import pytest
 import torch
+
+
+# Random inputs: each test draws its own, the same on every run.
+def pytest_addoption(parser):
+    parser.addoption(
+        "--input-seed",
+        type=int,
+        default=0,
+        help="draw other random inputs: each test seeds torch with its own id and this number "
+        "(default 0), so a failure comes back when the test runs again with the same number",
+    )
+
+
+def pytest_report_header(config):
+    return f"random inputs: each test's own, and --input-seed {config.getoption('input_seed')}"
+
+
+@pytest.fixture(autouse=True)
+def _inputs_seeded_by_the_test_id(request):
+    """Seeds torch's generators (CPU and CUDA) from the test's file, name and parameters and
+    --input-seed, so that a test draws the same inputs alone (pytest -k, a node id) as in the
+    whole run, whatever ran before it and from whichever directory pytest runs."""
+    test = f"{request.node.path.name}::{request.node.name}"
+    torch.manual_seed(zlib.crc32(f"{request.config.getoption('input_seed')} {test}".encode()))
+
 
 # Every test that takes a device runs on the CPU and, where a GPU is visible, on CUDA.
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
