@@ -133,10 +133,12 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
         tolerance = TOLERANCES.get(name, "")
         code = (f"import torch\nfrom {op} import {name}\n{setup}\n"
                 f"torch.testing.assert_close({call}, {expected}{tolerance})\nprint('ok')\n")
-        # From inside the project, as a user would: from its parent, the project directory
-        # of the same name would shadow the editable install as a namespace package.
-        run = subprocess.run([str(python), "-c", code], cwd=project, capture_output=True, text=True)
-        assert run.stdout.strip() == "ok", run.stderr
+        # From inside the project, and from beside it, where a user's script next to the
+        # project directory imported that directory, of the package's name, as a namespace
+        # package ("TypeError: 'module' object is not callable").
+        for where in (project, project.parent):
+            run = subprocess.run([str(python), "-c", code], cwd=where, capture_output=True, text=True)
+            assert run.stdout.strip() == "ok", f"in {where}: {run.stderr}"
     if op in BENCHMARK_ARGS:  # on the CPU: what runs here; on CUDA, gpu_suite.py runs them
         check_benchmark_profile(python, project, op, BENCHMARK_ARGS[op])
     # Every Python snippet of the project's README runs as printed.
