@@ -15,17 +15,20 @@ python -m pip install --no-build-isolation -e . -q 2>&1 | tail -2
 python - "$budget" > "$out/seeds.log" 2>&1 <<'PY'
 import sys, time
 import pytest
+
+
+def cuda_tests(seed: int) -> int:
+    return pytest.main(["-q", "-p", "no:cacheprovider", "-k", "cuda and not compile and not opcheck",
+                        "--input-seed", str(seed), "tests"])
+
+
 budget, began, failed, seed = float(sys.argv[1]), time.time(), [], 0
 while time.time() - began < budget:
     seed += 1
-    code = pytest.main(["-q", "-p", "no:cacheprovider", "-k", "cuda and not compile and not opcheck",
-                        "--input-seed", str(seed), "tests"])
-    if code != 0:
+    if cuda_tests(seed) != 0:
         failed.append(seed)
 print(f"SEEDS 1..{seed} run in {time.time() - began:.0f} s; failed: {failed}")
 for seed in failed[:2]:  # does the failure come back with its seed?
-    again = pytest.main(["-q", "-p", "no:cacheprovider", "-k", "cuda and not compile and not opcheck",
-                         "--input-seed", str(seed), "tests"])
-    print(f"SEEDS again {seed}: exit {again}")
+    print(f"SEEDS again {seed}: exit {cuda_tests(seed)}")
 PY
 grep -E "^SEEDS|^FAILED" "$out/seeds.log" | sort | uniq -c | head -30
