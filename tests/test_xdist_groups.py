@@ -23,7 +23,6 @@ SUITE = {
         "import pytest\n\npytestmark = pytest.mark.xdist_group('one')\n\n\n"
         "@pytest.mark.parametrize('i', range(4))\ndef test_uses_the_build(built, i):\n    pass\n"
     ),
-    **{f"test_other_{i}.py": "import time\n\n\ndef test_other():\n    time.sleep(0.2)\n" for i in range(4)},
 }
 
 
