@@ -38,6 +38,12 @@ COMMON_PACKAGES = frozenset("""
     load_library import_module
     """.split())
 
+# Modules at the root of every generated project. An editable install puts that directory on
+# sys.path (pyproject.toml says why), so a package of the same name installed after another
+# project would import that project's module instead: `from setup import setup` ran the other
+# project's setup.py, which exited with "error: no commands supplied".
+PROJECT_MODULES = frozenset({"setup"})
+
 # Functions that the C library's and CUDA's headers declare in the global namespace (every
 # generated .cu file includes them): a C++ namespace of the same name does not compile
 # ("norm" has already been declared in the current scope).
@@ -78,6 +84,10 @@ def name_problem(name: str) -> str | None:
     if name in C_AND_CUDA_FUNCTIONS:
         return (f"op name {name!r} is a function of the C library or CUDA ({name}()), which the C++ "
                 f"namespace of the op would collide with; pick another name, e.g. {name}_op")
+    if name in PROJECT_MODULES:
+        return (f"op name {name!r} is the module of every generated project's {name}.py, which an "
+                f"editable install puts on sys.path, so another project's would be imported in "
+                f"its place; pick another name, e.g. {name}_op")
     if name in sys.stdlib_module_names:
         return (f"op name {name!r} would shadow the standard library module {name}; "
                 f"pick another name, e.g. {name}_op")

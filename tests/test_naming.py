@@ -41,6 +41,7 @@ def test_accepts_lower_snake_case_identifiers(name):
         ("json", "standard library"),
         ("typing", "standard library"),
         ("setuptools", "shadow the package"),
+        ("setup", "the module of every generated project's setup.py"),
         ("pytest", "shadow the package"),
         ("torchvision", "shadow the package"),
         ("sys", "standard library"),
