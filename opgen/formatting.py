@@ -20,6 +20,8 @@ from pathlib import Path, PurePath
 
 import copier
 
+from .compiled_templates import reuse_compiled_templates
+
 # Top-level template files whose output is C++ or CUDA: everything copier renders into csrc/.
 CPP_TEMPLATES = "templates/project/csrc/"
 STYLE_FILE = "templates/project/.clang-format"
@@ -116,6 +118,7 @@ class FormattingWorker(copier.Worker):
     @cached_property
     def jinja_env(self):
         environment = copier.Worker.jinja_env.func(self)
+        reuse_compiled_templates(environment)
         root = Path(self.template.local_abspath)
         formats_cpp = (root / FORMATTING_TEMPLATES_HAVE).is_dir()
         formats_python = (root / PYTHON_FORMATTING_TEMPLATES_HAVE).is_file()
