@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path, PurePath
 
@@ -43,8 +44,31 @@ RUFF_FORMATS = (".py", ".md")
 RUFF_REQUIREMENT = "ruff>=0.17,<0.18"
 
 
+# What the formatters made of each text, for this process: `opgen add` renders the project
+# twice (the old answers and the new), in which most files come out the same, and a process
+# that renders many projects (the tests) formats the same shared files again and again. Keyed
+# by everything the result depends on; a formatter's error is raised, never kept.
+_FORMATTED: dict[tuple[str, ...], str] = {}
+_FORMATTED_KEPT = 2000  # texts: tens of megabytes at most
+
+
+def _formatted_once(key: tuple[str, ...], format_text: Callable[[], str]) -> str:
+    if key not in _FORMATTED:
+        if len(_FORMATTED) >= _FORMATTED_KEPT:
+            _FORMATTED.clear()
+        _FORMATTED[key] = format_text()
+    return _FORMATTED[key]
+
+
 def clang_format(text: str, style_file: Path) -> str:
     """`text` as clang-format formats it with the given style file."""
+    # The style file's text, not its path: each render reads the template from a snapshot
+    # of its own.
+    key = ("clang-format", style_file.read_text(), text)
+    return _formatted_once(key, lambda: _run_clang_format(text, style_file))
+
+
+def _run_clang_format(text: str, style_file: Path) -> str:
     import clang_format as package  # the clang-format wheel: the same binary everywhere
 
     executable = package.get_executable("clang-format")
@@ -65,6 +89,11 @@ def ruff_format(text: str, pyproject: str, filename: str) -> str:
     """`text`, the file `filename` of a project whose pyproject.toml is `pyproject`, as ruff
     leaves it: a module's imports sorted (`ruff check --select I --fix`), then `ruff format`
     (which formats a module, and the Python code blocks of a Markdown file)."""
+    key = ("ruff", pyproject, filename, text)
+    return _formatted_once(key, lambda: _run_ruff_format(text, pyproject, filename))
+
+
+def _run_ruff_format(text: str, pyproject: str, filename: str) -> str:
     with tempfile.TemporaryDirectory(prefix="opgen-ruff-") as tmp:
         config = Path(tmp) / "pyproject.toml"
         config.write_text(pyproject)

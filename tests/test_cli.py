@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import opgen
-from opgen import __version__, template_source
+from opgen import __version__, formatting, template_source
 from opgen.naming import MAX_LENGTH
 
 from .conftest import assert_ruff_passes, long_name, tree
@@ -626,6 +626,8 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
 def test_a_broken_clang_format_is_one_line_and_writes_nothing(opgen, tmp_path, monkeypatch):
     import clang_format
 
+    # Formatted texts are kept for the process (opgen/formatting.py): none, so that it runs.
+    monkeypatch.setattr(formatting, "_FORMATTED", {})
     monkeypatch.setattr(clang_format, "get_executable", lambda name: str(tmp_path / "no-clang-format"))
     result = opgen("new", "my_op", "--defaults")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
@@ -636,6 +638,8 @@ def test_a_broken_clang_format_is_one_line_and_writes_nothing(opgen, tmp_path, m
 def test_a_broken_ruff_is_one_line_and_writes_nothing(opgen, tmp_path, monkeypatch):
     import ruff
 
+    # Formatted texts are kept for the process (opgen/formatting.py): none, so that it runs.
+    monkeypatch.setattr(formatting, "_FORMATTED", {})
     monkeypatch.setattr(ruff, "find_ruff_bin", lambda: str(tmp_path / "no-ruff"))
     result = opgen("new", "my_op", "--defaults")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
