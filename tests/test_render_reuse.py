@@ -1,5 +1,6 @@
-"""What a render reuses from the renders before it in the same process: the compiled templates
-(opgen/compiled_templates.py) and the formatted files (opgen/formatting.py)."""
+"""What a render reuses from the renders before it: the compiled templates (in the process and
+between processes, opgen/compiled_templates.py) and the formatted files (in the process,
+opgen/formatting.py)."""
 
 from __future__ import annotations
 
