@@ -12,13 +12,13 @@ only, its files replaced atomically and checked against Jinja's and Python's ver
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
 from jinja2 import FileSystemBytecodeCache
 
 _COMPILED: dict[tuple, Any] = {}
-_ON_DISK: FileSystemBytecodeCache | None | bool = False  # False: not opened yet
 
 
 def _syntax(environment) -> tuple:
@@ -36,26 +36,23 @@ def _syntax(environment) -> tuple:
     )
 
 
+@functools.cache
 def _on_disk() -> FileSystemBytecodeCache | None:
     """Jinja's cache directory, or None where it cannot be made (then nothing is kept on disk)."""
-    global _ON_DISK
-    if _ON_DISK is False:
-        try:
-            _ON_DISK = FileSystemBytecodeCache()
-        except (OSError, RuntimeError):  # RuntimeError: Jinja finds no safe directory
-            _ON_DISK = None
-    return _ON_DISK
+    try:
+        return FileSystemBytecodeCache()
+    except (OSError, RuntimeError):  # RuntimeError: Jinja finds no safe directory
+        return None
 
 
-def _compile_through_disk(environment, key: tuple, compile_anew) -> Any:
+def _compile_through_disk(environment, key: tuple, source: str, compile_anew) -> Any:
     """The code of `key` from the cache directory, else compiled and written there."""
     disk = _on_disk()
     if disk is None:
         return compile_anew()
-    # The bucket's file is named after the syntax, the name and the text; Jinja checks the
-    # text's checksum and its own and Python's versions when it reads one.
+    # The bucket's file is named after the key (the syntax, the name and the text); Jinja
+    # checks the text's checksum and its own and Python's versions when it reads one.
     name = hashlib.sha256(repr(key).encode()).hexdigest()
-    source = key[1]
     try:
         bucket = disk.get_bucket(environment, name, None, source)
     except Exception:  # noqa: BLE001 - an unreadable or broken file is a miss
@@ -80,23 +77,20 @@ def reuse_compiled_templates(environment) -> None:
     syntax = _syntax(environment)
 
     def compile(source, name=None, filename=None, raw=False, defer_init=False):
-        compiled = []
-
         def compile_anew():
-            compiled.append(name)
             return compile_original(source, name, filename, raw, defer_init)
 
         if raw:  # Python source, not code: cheap, and not what the loaders ask for
             return compile_anew()
+        # The extensions' preprocess hooks run for every compile asked for, kept or not, as
+        # Jinja runs them (a fresh compile preprocesses the text itself; this result is not
+        # used): copier's yield tag resets its state there, and without it a second templated
+        # file name that uses the tag failed with "Attempted to parse the yield tag twice".
+        environment.preprocess(source, name, filename)
         key = (syntax, source, name, defer_init)
         code = _COMPILED.get(key)
         if code is None:
-            code = _COMPILED[key] = _compile_through_disk(environment, key, compile_anew)
-        if not compiled:
-            # The extensions' preprocess hooks run as Jinja's compile runs them: copier's
-            # yield tag resets its state there, and a second templated file name that uses it
-            # failed with "Attempted to parse the yield tag twice".
-            environment.preprocess(source, name, filename)
+            code = _COMPILED[key] = _compile_through_disk(environment, key, source, compile_anew)
         return code
 
     environment.compile = compile

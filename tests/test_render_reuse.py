@@ -34,7 +34,7 @@ def render_library(where, name):
 
 def test_a_second_render_compiles_no_template_and_renders_the_same(tmp_path, monkeypatch):
     monkeypatch.setattr(compiled_templates, "_COMPILED", {})
-    monkeypatch.setattr(compiled_templates, "_ON_DISK", None)  # the process's memory only
+    monkeypatch.setattr(compiled_templates, "_on_disk", lambda: None)  # the process's memory only
     first = render_library(tmp_path / "first", "lib")
     # (a template's name, or None for a file's name)
     assert parsed_while(monkeypatch, lambda: render_library(tmp_path / "second", "lib")) == []
@@ -90,7 +90,8 @@ def parsed_while(monkeypatch, action) -> list:
 def test_a_new_process_compiles_no_template_that_an_earlier_one_did(tmp_path, monkeypatch):
     (tmp_path / "cache").mkdir()
     cache_in = jinja2.FileSystemBytecodeCache  # in place of Jinja's directory in the temp dir
-    monkeypatch.setattr(compiled_templates, "_ON_DISK", cache_in(str(tmp_path / "cache")))
+    cache = cache_in(str(tmp_path / "cache"))
+    monkeypatch.setattr(compiled_templates, "_on_disk", lambda: cache)
     monkeypatch.setattr(compiled_templates, "_COMPILED", {})
     first = render(tmp_path / "first", "my_op")
     assert list((tmp_path / "cache").iterdir())
@@ -104,6 +105,7 @@ def test_a_new_process_compiles_no_template_that_an_earlier_one_did(tmp_path, mo
     monkeypatch.setattr(compiled_templates, "_COMPILED", {})
     assert parsed_while(monkeypatch, lambda: render(tmp_path / "third", "my_op"))
     assert tree(first) == tree(tmp_path / "third" / "my_op")
-    monkeypatch.setattr(compiled_templates, "_ON_DISK", cache_in(str(tmp_path / "gone")))
+    gone = cache_in(str(tmp_path / "gone"))
+    monkeypatch.setattr(compiled_templates, "_on_disk", lambda: gone)
     monkeypatch.setattr(compiled_templates, "_COMPILED", {})
     assert tree(first) == tree(render(tmp_path / "fourth", "my_op"))
