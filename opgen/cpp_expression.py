@@ -245,7 +245,7 @@ class _Parser:
                                   "give one expression")
         if self.token.kind != "end":
             raise ExpressionError(f"{self.token.text!r} at position {self.token.position + 1} does not "
-                                  "continue the expression")
+                                  f"continue the expression{_python_hint(self.token.text)}")
         return node
 
     @_spanned
@@ -396,7 +396,11 @@ class _Parser:
                 raise ExpressionError(f"{token.text!r} is a function; call it, e.g. {token.text}(x)")
             raise ExpressionError(f"it uses {token.text!r}, which is neither an argument "
                                   f"({', '.join(sorted(self.names))}) nor a math function such as exp "
-                                  "or fmax")
+                                  f"or fmax{_python_hint(token.text)}")
+        before = self.tokens[self.index - 2] if self.index >= 2 else None
+        if token.text == "*" and before and before.text == "*" and before.position == token.position - 1:
+            raise ExpressionError(f"'**' at position {token.position} is Python's power; "
+                                  "C++ writes pow(a, b)")
         found = repr(token.text) if token.text else "the end"
         raise ExpressionError(f"{found} at position {token.position + 1} cannot start a value")
 
@@ -479,6 +483,14 @@ def _hint(operator: str) -> str:
     return {"%": "; use fmod(a, b)", "&": "; use && for 'and'", "|": "; use || for 'or'",
             "^": "; use pow(a, b) for powers", "<<": "; multiply by a power of two instead",
             ">>": "; divide by a power of two instead", "~": ""}[operator]
+
+
+def _python_hint(word: str) -> str:
+    """What C++ writes for a word of Python's that a formula used, for the error message."""
+    return {"if": "; a Python conditional: C++ writes condition ? a : b",
+            "else": "; a Python conditional: C++ writes condition ? a : b",
+            "and": "; C++ writes && for 'and'", "or": "; C++ writes || for 'or'",
+            "not": "; C++ writes ! for 'not'"}.get(word, "")
 
 
 def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] | frozenset[str] = frozenset()

@@ -102,6 +102,7 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
 @pytest.mark.parametrize(("change", "says"), [
     ({"reductions": "ss = total(x * x)"}, "needs the form 'name = op(expression)' with op one of sum"),
     ({"reductions": "ss = sum(x) + sum(x)"}, "needs the form 'name = op(expression)'"),
+    ({"reductions": "SS = sum(x * x)"}, "reduction 'SS' must be lower snake case"),
     ({"reductions": "x = sum(x * x)"}, "'x' is already an argument"),
     ({"reductions": "ss = sum(x * q)"}, "uses 'q'"),
     ({"reductions": "a = sum(b); b = sum(x)"}, "uses 'b'"),  # a later reduction is not known yet

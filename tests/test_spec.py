@@ -105,6 +105,12 @@ def test_accepts_cpp_expressions(expression):
         ("`id`", "contains"),
         ("(x + 1", "unbalanced"),
         ("x) + (x", "unbalanced"),
+        # Python written where C++ is asked for: the message says what C++ writes.
+        ("x ** 2", "'**' at position 3 is Python's power; C++ writes pow(a, b)"),
+        ("x if x > 0 else 0", "a Python conditional: C++ writes condition ? a : b"),
+        ("x > 0 and x < 1", "C++ writes && for 'and'"),
+        ("x < 0 or x > 1", "C++ writes || for 'or'"),
+        ("not x", "C++ writes ! for 'not'"),
     ],
 )
 def test_refuses_bad_cpp_expressions(expression, says):
