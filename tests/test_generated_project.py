@@ -227,7 +227,7 @@ def test_arguments_may_take_any_name_the_generated_code_uses_that_opgen_accepts(
 
 
 def test_int_and_bool_scalars_literals_and_branches(python, projects):
-    # One project, three ops: int and bool scalars with both branches of a bool tested; the
+    # One project, five ops: int and bool scalars with both branches of a bool tested; the
     # same op with a wrong branch, which only the other scalar values catch; and literals,
     # which compute in the kernel's type (0.1 was a double: float32 ops computed in double).
     project = render(projects, "scalars", "--op", "signed_power", "--signature",
@@ -241,6 +241,15 @@ def test_int_and_bool_scalars_literals_and_branches(python, projects):
           "--no-backward")
     add(project, "tenth", "--signature", "x: Tensor", "--forward", "x * 0.1", "--no-backward")
     assert "return x * acc_t(0.1);" in (project / "csrc" / "tenth_math.h").read_text()
+    # Integers as torch computes them: int32 exactly past 2^24 (computed in float, 2^24 + 1
+    # came out 2^24), results wrapped around to the dtype's range (uint8: 255 * 3 + 1 is 254;
+    # a GPU's own conversion clamps to 255). Its tests draw int32 values past 2^24.
+    add(project, "wrap", "--signature", "x: Tensor", "--dtypes", "int32,uint8,uint16",
+        "--forward", "x * 3 + 1", "--no-backward")
+    # Infinities of both signs: eager's and the compiled sums are NaN, which the compile test
+    # took for a mismatch ("Expected nan but got nan").
+    add(project, "over_zero", "--signature", "x: Tensor", "--dtypes", "float32", "--forward", "x / 0",
+        "--no-backward")
     pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
     result = run_project_tests(python, project)
     failed = failed_tests(result.stdout)
@@ -255,7 +264,10 @@ def test_int_and_bool_scalars_literals_and_branches(python, projects):
         "torch._ops.OpOverload.__call__ = lambda op, *a, **k: calls.append(op) or through(op, *a, **k); "
         "assert torch.equal(scalars.tenth(x), x * 0.1); "
         "torch.testing.assert_close(scalars.signed_power(x, 2, True, 0.25), -0.25 * x * x); "
-        "assert not calls, calls")],
+        "assert not calls, calls; "
+        "i = torch.tensor([2**24 + 1, -2**26 - 1, 2**30, -2**31], dtype=torch.int32); "
+        "assert torch.equal(scalars.wrap(i), i * 3 + 1), scalars.wrap(i); "
+        "u = torch.arange(256, dtype=torch.uint8); assert torch.equal(scalars.wrap(u), u * 3 + 1)")],
         cwd=project, capture_output=True, text=True)
     assert same.returncode == 0, same.stderr[-2000:]
 

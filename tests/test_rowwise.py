@@ -289,11 +289,13 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
         # Right: per-row absmax quantization to int8, the scale returned one value a row. A
         # value within float32's error of a rounding step rounds to either side (one element
         # in about 10^6 here), and the tests accept both. Then the same with q 5% too large.
+        # The reference converts q to int8 itself, as one would write it (the tests compared
+        # it with the output in float64 and failed: "Double did not match Char").
         *(["add", name, "-p", str(project), "--defaults", "--kind", "rowwise",
            "--signature", "x: Tensor", "--reductions", "a = max(abs(x))",
            "--forward", f"q: clamp(rint(x * 127 / max(a, 1e-12){wrong}), -127, 127); scale: max(a, 1e-12) / 127",
-           "--reference", "(torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12)), "
-                          "x.abs().amax(dim=-1).clamp(min=1e-12) / 127)",
+           "--reference", "(torch.round(x * 127 / x.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12))"
+                          ".to(torch.int8), x.abs().amax(dim=-1).clamp(min=1e-12) / 127)",
            "--out-dtype", "int8", "--no-backward", *floats]
           for name, wrong in (("absmax_quant", ""), ("wrong_quant", " * acc_t(1.05)"))),
         # An L2 normalization that returns each row's norm, off by 1e-4; its backward (from

@@ -12,7 +12,7 @@ reads no tensor (LayerNorm's 'mean: mu; rstd: rsqrt(var + eps)', a quantizer's s
 value a row, shape (...), in the arithmetic type (float32; float64 for float64 rows), as
 torch.native_layer_norm returns its mean and rstd; it is not differentiable. The outputs over
 the rows take --out-dtype where it is given (a per-row int8 quantizer: 'q: ...; scale: ...'
-with --out-dtype int8 --no-backward), converted as C++ converts (integers truncated).
+with --out-dtype int8 --no-backward), converted as torch converts integers (truncated, wrapped to the range).
 
 The backward has reductions of its own over `grad` and `y` (the output element): the
 gradient of a row tensor is an element expression over them; the gradient of a column

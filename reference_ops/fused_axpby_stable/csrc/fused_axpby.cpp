@@ -485,7 +485,7 @@ Tensor forward_broadcast(const Tensors<const Tensor&>& in, const Scalars<double>
   THO_DISPATCH_SWITCH(
       in.x.scalar_type(), "fused_axpby_broadcast_cpu", FUSED_AXPBY_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
@@ -520,7 +520,7 @@ Tensor forward_impl(const Tensors<const Tensor&>& in, const Scalars<double>& s) 
   THO_DISPATCH_SWITCH(
       in.x.scalar_type(), "fused_axpby_cpu", FUSED_AXPBY_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;

@@ -162,7 +162,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.vol.scalar_type(), "normalize_volume_cpu", NORMALIZE_VOLUME_DISPATCH_CASES([&] {
         using out_t = float;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest, uint16 too.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;

@@ -217,7 +217,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_cpu", RELU_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
@@ -401,7 +401,7 @@ std::tuple<at::Tensor, at::Tensor> forward_cpu(const Tensors<const at::Tensor&>&
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "relu_forward_saving_mask_cpu", RELU_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;

@@ -41,6 +41,18 @@ constexpr const char* kSupportedDtypes = "torch.uint8";
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
 
+// A result as an integer output element: truncated toward zero, then wrapped around to the
+// type's range as torch's integer arithmetic wraps (uint8: 255 + 1 is 0), through int64: C++
+// leaves a float beyond the output type's range undefined, and the GPU would clamp it.
+template <typename out_t, typename acc_t>
+out_t to_out(acc_t value) {
+  if constexpr (std::is_integral_v<out_t>) {
+    return static_cast<out_t>(static_cast<int64_t>(value));
+  } else {
+    return static_cast<out_t>(value);
+  }
+}
+
 bool is_supported(at::ScalarType dtype) { return dtype == at::kByte; }
 
 std::string dtype_name(at::ScalarType dtype) {
@@ -136,7 +148,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.img.scalar_type(), "rgb_to_gray_cpu", RGB_TO_GRAY_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest, uint8 too.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
@@ -145,9 +157,9 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
         at::parallel_for(0, n, kCpuGrain, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             const scalar_t* pixel = data.img + i * kChannels;
-            out_p[i] = static_cast<out_t>(forward<acc_t>(static_cast<acc_t>(pixel[0]),
-                                                         static_cast<acc_t>(pixel[1]),
-                                                         static_cast<acc_t>(pixel[2])));
+            out_p[i] = to_out<out_t>(forward<acc_t>(static_cast<acc_t>(pixel[0]),
+                                                    static_cast<acc_t>(pixel[1]),
+                                                    static_cast<acc_t>(pixel[2])));
           }
         });
       }));

@@ -33,10 +33,16 @@ __device__ __forceinline__ float to_acc(I v) {
   return static_cast<float>(v);
 }
 
-// To an output element; to integers by truncation toward zero, as C++ converts.
+// To an output element; to integers by truncation toward zero, then wrapped around to the
+// type's range as torch's integer arithmetic wraps (uint8: 255 + 1 is 0), through int64: the
+// GPU's direct conversion would clamp, where the CPU's (undefined in C++) wraps.
 template <typename O, typename A>
 __device__ __forceinline__ O from_acc(A v) {
-  return static_cast<O>(v);
+  if constexpr (std::is_integral_v<O>) {
+    return static_cast<O>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<O>(v);
+  }
 }
 template <>
 __device__ __forceinline__ __half from_acc<__half, float>(float v) {

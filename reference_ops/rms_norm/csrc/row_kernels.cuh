@@ -282,14 +282,17 @@ template <class F, class T>
 using out_t = typename detail::OutOf<F, T>::type;
 
 // An Acc value as an output element of type O: the half types rounded to nearest,
-// integers truncated toward zero, as C++ converts (a formula that must stay in range
-// clamps: a float beyond an integer type's range has no defined conversion).
+// integers truncated toward zero and wrapped around to O's range as torch's integer
+// arithmetic wraps, through int64 (the GPU's direct conversion would clamp; the CPU kernels
+// wrap the same way: their to_out).
 template <class O, class A>
 RK_DEV O rk_convert(A v) {
   if constexpr (std::is_same_v<O, __half>)
     return __float2half_rn(static_cast<float>(v));
   else if constexpr (std::is_same_v<O, __nv_bfloat16>)
     return __float2bfloat16_rn(static_cast<float>(v));
+  else if constexpr (std::is_integral_v<O>)
+    return static_cast<O>(static_cast<int64_t>(v));
   else
     return static_cast<O>(v);
 }

@@ -346,7 +346,14 @@ template <typename out_t, typename acc_t>
   __at_align__ acc_t values[Lanes<acc_t>::size()];
   v.lo.store(values);
   v.hi.store(values + Vec<acc_t>::size());
-  for (int64_t j = 0; j < count; ++j) p[j] = static_cast<out_t>(values[j]);
+  for (int64_t j = 0; j < count; ++j) {
+    if constexpr (std::is_integral_v<out_t>) {
+      // truncated, then wrapped around as torch's integer arithmetic wraps (the glue's to_out)
+      p[j] = static_cast<out_t>(static_cast<int64_t>(values[j]));
+    } else {
+      p[j] = static_cast<out_t>(values[j]);
+    }
+  }
 }
 
 // Lanes<acc_t>::size() elements (`count` of them, fewer at the end of a range) from p, one

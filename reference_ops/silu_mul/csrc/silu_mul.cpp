@@ -366,7 +366,7 @@ at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "silu_mul_broadcast_cpu", SILU_MUL_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
@@ -461,7 +461,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "silu_mul_cpu", SILU_MUL_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;

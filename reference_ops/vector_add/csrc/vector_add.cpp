@@ -323,7 +323,7 @@ at::Tensor forward_broadcast(const Tensors<const at::Tensor&>& in, const Scalars
   AT_DISPATCH_SWITCH(
       in.a.scalar_type(), "vector_add_broadcast_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
@@ -369,7 +369,7 @@ at::Tensor forward_impl(const Tensors<const at::Tensor&>& in, const Scalars<doub
   AT_DISPATCH_SWITCH(
       in.a.scalar_type(), "vector_add_cpu", VECTOR_ADD_DISPATCH_CASES([&] {
         using out_t = scalar_t;
-        // double where the input or the output is double; float for the rest, integers too.
+        // double where the input or the output is double; float for the rest.
         using acc_t =
             std::conditional_t<std::is_same_v<scalar_t, double> || std::is_same_v<out_t, double>,
                                double, float>;
