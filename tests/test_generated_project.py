@@ -242,10 +242,11 @@ def test_int_and_bool_scalars_literals_and_branches(python, projects):
     add(project, "tenth", "--signature", "x: Tensor", "--forward", "x * 0.1", "--no-backward")
     assert "return x * acc_t(0.1);" in (project / "csrc" / "tenth_math.h").read_text()
     # Integers as torch computes them: int32 exactly past 2^24 (computed in float, 2^24 + 1
-    # came out 2^24), results wrapped around to the dtype's range (uint8: 255 * 3 + 1 is 254;
-    # a GPU's own conversion clamps to 255). Its tests draw int32 values past 2^24.
+    # came out 2^24), results wrapped around to the dtype's range (uint8: 0 * 3 - 7 is 249,
+    # where a GPU's own conversion clamps to 0; int32: 2^30 * 3 - 7 wraps, where the CPU's
+    # gave -2^31). Its tests draw int32 values past 2^24.
     add(project, "wrap", "--signature", "x: Tensor", "--dtypes", "int32,uint8,uint16",
-        "--forward", "x * 3 + 1", "--no-backward")
+        "--forward", "x * 3 - 7", "--no-backward")
     # Infinities of both signs: eager's and the compiled sums are NaN, which the compile test
     # took for a mismatch ("Expected nan but got nan").
     add(project, "over_zero", "--signature", "x: Tensor", "--dtypes", "float32", "--forward", "x / 0",
@@ -266,8 +267,8 @@ def test_int_and_bool_scalars_literals_and_branches(python, projects):
         "torch.testing.assert_close(scalars.signed_power(x, 2, True, 0.25), -0.25 * x * x); "
         "assert not calls, calls; "
         "i = torch.tensor([2**24 + 1, -2**26 - 1, 2**30, -2**31], dtype=torch.int32); "
-        "assert torch.equal(scalars.wrap(i), i * 3 + 1), scalars.wrap(i); "
-        "u = torch.arange(256, dtype=torch.uint8); assert torch.equal(scalars.wrap(u), u * 3 + 1)")],
+        "assert torch.equal(scalars.wrap(i), i * 3 - 7), scalars.wrap(i); "
+        "u = torch.arange(256, dtype=torch.uint8); assert torch.equal(scalars.wrap(u), u * 3 - 7)")],
         cwd=project, capture_output=True, text=True)
     assert same.returncode == 0, same.stderr[-2000:]
 

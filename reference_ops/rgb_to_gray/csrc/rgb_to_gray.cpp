@@ -42,8 +42,8 @@ constexpr const char* kSupportedDtypes = "torch.uint8";
 constexpr int64_t kCpuGrain = 32768;
 
 // A result as an integer output element: truncated toward zero, then wrapped around to the
-// type's range as torch's integer arithmetic wraps (uint8: 255 + 1 is 0), through int64: C++
-// leaves a float beyond the output type's range undefined, and the GPU would clamp it.
+// type's range as torch's integer arithmetic wraps (uint8: 1 - 2 is 255), through int64: C++
+// leaves a float beyond the output type's range undefined (the GPU clamps it: 0).
 template <typename out_t, typename acc_t>
 out_t to_out(acc_t value) {
   if constexpr (std::is_integral_v<out_t>) {

@@ -34,8 +34,8 @@ __device__ __forceinline__ float to_acc(I v) {
 }
 
 // To an output element; to integers by truncation toward zero, then wrapped around to the
-// type's range as torch's integer arithmetic wraps (uint8: 255 + 1 is 0), through int64: the
-// GPU's direct conversion would clamp, where the CPU's (undefined in C++) wraps.
+// type's range as torch's integer arithmetic wraps (uint8: 1 - 2 is 255), through int64: the
+// GPU's direct conversion clamps (1 - 2 would be 0), where the CPU's (undefined in C++) wraps.
 template <typename O, typename A>
 __device__ __forceinline__ O from_acc(A v) {
   if constexpr (std::is_integral_v<O>) {

@@ -112,7 +112,7 @@ def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Ten
 def stored_as(values: Tensor, dtype: torch.dtype) -> Tensor:
     """values (float64) as the kernels store them in dtype, still in float64: integers truncated
     toward zero, then wrapped around to the dtype's range as torch's integer arithmetic wraps
-    (uint8: 255 + 1 is 0)."""
+    (uint8: 1 - 2 is 255)."""
     if dtype.is_floating_point:
         return values
     info = torch.iinfo(dtype)

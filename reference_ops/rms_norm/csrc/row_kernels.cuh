@@ -283,7 +283,7 @@ using out_t = typename detail::OutOf<F, T>::type;
 
 // An Acc value as an output element of type O: the half types rounded to nearest,
 // integers truncated toward zero and wrapped around to O's range as torch's integer
-// arithmetic wraps, through int64 (the GPU's direct conversion would clamp; the CPU kernels
+// arithmetic wraps, through int64 (the GPU's direct conversion clamps; the CPU kernels
 // wrap the same way: their to_out).
 template <class O, class A>
 RK_DEV O rk_convert(A v) {
