@@ -134,11 +134,11 @@ def parse_reductions(what: str, text: str, names: set[str], stages: dict[str, in
     last = max(stages.values(), default=-1)
     stages.update({name: last for name in outputs if name in names})
     for piece in filter(str.strip, text.split(";")):
-        named = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=.*", piece, re.S)
+        match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*=\s*([a-z]+)\s*\((.*)\)\s*", piece)
+        named = None if match else re.match(r"\s*(\w+)\s*=", piece)
         if named and not re.fullmatch(r"[a-z][a-z0-9_]*", named.group(1)):
             raise SpecError(f"{what}: reduction {named.group(1)!r} must be lower snake case, e.g. ms "
                             "or row_max")
-        match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*=\s*([a-z]+)\s*\((.*)\)\s*", piece)
         if not match or match.group(2) not in REDUCE_OPS or not parentheses_balance(match.group(3)):
             raise SpecError(f"{what}: {piece.strip()!r} needs the form 'name = op(expression)' with op one "
                             f"of {', '.join(REDUCE_OPS)}, e.g. 'ms = mean(x * x)'")

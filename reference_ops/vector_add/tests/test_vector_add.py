@@ -129,8 +129,8 @@ def assert_close_to_float64_reference(
     """out as close to float64_reference as TOLERANCES says (either side of a rounding step:
     conftest.assert_close_to_reference). The kernels compute in float64 where an input or
     the output is float64, else in float32."""
-    dtypes = [t.dtype for t in inputs.values()] + [out.dtype]
-    computed_in = torch.float64 if torch.float64 in dtypes else torch.float32
+    in_dtypes = [t.dtype for t in inputs.values()]
+    computed_in = torch.float64 if torch.float64 in [*in_dtypes, out.dtype] else torch.float32
     assert_close_to_reference(
         out.double(),
         lambda: float64_reference(inputs, scalars),
