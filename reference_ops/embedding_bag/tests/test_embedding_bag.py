@@ -283,3 +283,21 @@ def test_runs_on_the_current_stream_and_device():
         results = op(**inputs)
     stream.synchronize()
     assert_matches_reference(inputs, results)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_inputs_on_a_device_other_than_the_current_one():
+    inputs = reference_module.make_inputs(300, DTYPES[0], "cuda:1")
+    with torch.cuda.device(0):
+        results = op(**inputs)
+    assert_matches_reference(inputs, results)
+    # The backward op, called directly: autograd would run it on its own thread for cuda:1.
+    grads = [torch.randn_like(t) for t in outputs(results) if t.dtype == inputs["weight"].dtype]
+    backward = library_op("embedding_bag_backward")
+    with torch.cuda.device(0):
+        actual = outputs(backward(*grads, *positional(inputs)))
+    with torch.cuda.device(1):
+        expected = outputs(backward(*grads, *positional(inputs)))
+    for got, want in zip(actual, expected):
+        assert got.device == torch.device("cuda:1")
+        torch.testing.assert_close(got, want, **tolerance(got.dtype))

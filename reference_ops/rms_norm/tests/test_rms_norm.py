@@ -402,15 +402,18 @@ def test_gradcheck(device):
     assert torch.autograd.gradcheck(f, tuple(inputs.values()))
 
 
+def backward_args(inputs: dict[str, Tensor], grads: list[Tensor]) -> tuple:
+    """The backward op's arguments for the gradients `grads` of the op's outputs on `inputs`."""
+    # The backward reads the inputs and the reductions the forward saved.
+    *_, reductions = library_op("rms_norm_forward_saving_reductions")(*positional(inputs))
+    return (*grads, *[inputs[name] for name in TENSOR_ARGS], reductions, *SCALARS.values())
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_backward_op(device):
     inputs = make_inputs((5, 7), DTYPES[0], device)
     grads = [torch.randn(5, 7, dtype=DTYPES[0], device=device) for _ in OUTPUTS]
-    # The backward reads the inputs and the reductions the forward saved.
-    op_saving = library_op("rms_norm_forward_saving_reductions")
-    *_, reductions = op_saving(*positional(inputs))
-    args = (*grads, *[inputs[name] for name in TENSOR_ARGS], reductions, *SCALARS.values())
-    torch.library.opcheck(library_op("rms_norm_backward"), args)
+    torch.library.opcheck(library_op("rms_norm_backward"), backward_args(inputs, grads))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -439,6 +442,26 @@ def test_backward_refuses_the_reductions_of_other_rows():
 @needs_cuda
 def test_cuda_kernels_were_built():
     assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_inputs_on_a_device_other_than_the_current_one():
+    # Rows long enough for several blocks a row, so that the plan, its workspace and the
+    # kernels' attributes are those of the inputs' GPU, not of the current one.
+    inputs = make_inputs((33, 20000), DTYPES[0], "cuda:1")
+    with torch.cuda.device(0):
+        result = op(**inputs, **SCALARS)
+    assert_matches_reference(inputs, result)
+    # The backward op, called directly: autograd would run it on its own thread for cuda:1.
+    grads = [torch.randn(33, 20000, dtype=DTYPES[0], device="cuda:1") for _ in OUTPUTS]
+    backward = library_op("rms_norm_backward")
+    with torch.cuda.device(0):
+        actual = backward(*backward_args(inputs, grads))
+    with torch.cuda.device(1):
+        expected = backward(*backward_args(inputs, grads))
+    for a, e in zip(actual, expected):
+        assert a.device == torch.device("cuda:1")
+        torch.testing.assert_close(a, e, rtol=0, atol=0)
 
 
 @needs_cuda
