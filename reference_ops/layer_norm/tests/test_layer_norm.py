@@ -465,6 +465,42 @@ def test_inputs_on_a_device_other_than_the_current_one():
 
 
 @needs_cuda
+def test_runs_on_the_current_stream():
+    # The kernels launch on the current stream: a side stream's results, read after that
+    # stream's work, are right.
+    inputs = make_inputs((64, 4099), DTYPES[0], "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        result = op(**inputs, **SCALARS)
+    stream.synchronize()
+    assert_matches_reference(inputs, result)
+
+
+@needs_cuda
+@pytest.mark.parametrize("shape", [(61, 4097), (7, 131080)], ids=str)
+def test_captured_in_a_cuda_graph(shape):
+    # Captured on the first call at its shape, as a server captures a batch size it has not
+    # run yet: the launch plan is made during the capture. Then replayed on new values.
+    inputs = make_inputs(shape, DTYPES[0], "cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = op(**inputs, **SCALARS)
+        grads = [torch.ones(shape, dtype=DTYPES[0], device="cuda") for _ in OUTPUTS]
+        captured_grads = library_op("layer_norm_backward")(*backward_args(inputs, grads))
+    for name, values in make_inputs(shape, DTYPES[0], "cuda").items():
+        inputs[name].copy_(values)
+    for g in grads:
+        g.copy_(torch.randn_like(g))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_matches_reference(inputs, result)
+    expected = library_op("layer_norm_backward")(*backward_args(inputs, grads))
+    for got, want in zip(captured_grads, expected):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@needs_cuda
 def test_more_than_2_to_the_31_elements():
     # 64-bit indexing: the last rows of a tensor past 2^31 elements are computed too.
     dtype = min(DTYPES, key=lambda d: d.itemsize)
