@@ -384,6 +384,10 @@ class _Parser:
             if text.lower().startswith("0x"):
                 return Node(INT, False, text, str(int(text, 16)), literal=text)
             number = text.rstrip("fF")
+            if re.fullmatch(r"0+[0-9]+", number) and number.strip("0"):
+                # C++ reads 017 as octal (15), Python refuses it: no reading is the user's.
+                raise ExpressionError(f"{text!r} at position {token.position + 1} starts with 0, which "
+                                      f"makes an octal number in C++; write {number.lstrip('0')}")
             kind = FLOAT if re.search(r"[.eE]", number) or number != text else INT
             return Node(kind, False, text if kind == INT else f"{CAST}({number})", number, literal=number)
         if token.kind == "name":
@@ -398,9 +402,13 @@ class _Parser:
                                   f"({', '.join(sorted(self.names))}) nor a math function such as exp "
                                   f"or fmax{_python_hint(token.text)}")
         before = self.tokens[self.index - 2] if self.index >= 2 else None
-        if token.text == "*" and before and before.text == "*" and before.position == token.position - 1:
+        doubled = before and before.text == token.text and before.position == token.position - 1
+        if token.text == "*" and doubled:
             raise ExpressionError(f"'**' at position {token.position} is Python's power; "
                                   "C++ writes pow(a, b)")
+        if token.text == "/" and doubled:
+            raise ExpressionError(f"'//' at position {token.position} is Python's floor division; "
+                                  "C++ writes floor(a / b)")
         found = repr(token.text) if token.text else "the end"
         raise ExpressionError(f"{found} at position {token.position + 1} cannot start a value")
 
@@ -508,7 +516,10 @@ def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] |
     if torch_text is not None:
         if node.literal is not None and not node.tensor:
             torch_text = node.literal
-        torch_text = ast.unparse(ast.parse(torch_text, mode="eval"))  # no needless parentheses
+        try:
+            torch_text = ast.unparse(ast.parse(torch_text, mode="eval"))  # no needless parentheses
+        except SyntaxError as error:  # what the checks above let through and Python refuses
+            raise ExpressionError(f"as Python ({torch_text}) it does not parse: {error.msg}") from None
     # The formulas return acc_t: a truth value or an integer becomes one explicitly, which a
     # mask (Lanes) needs.
     cpp = _acc(node)

@@ -83,7 +83,8 @@ def test_refuses_bad_signatures(signature, says):
 
 @pytest.mark.parametrize(
     "expression",
-    ["alpha * x", "x > 0 ? x : 0", "fmax(x, acc_t(0)) + exp(-x * x) / (1 + alpha)", "2.5e-3 * x"],
+    ["alpha * x", "x > 0 ? x : 0", "fmax(x, acc_t(0)) + exp(-x * x) / (1 + alpha)", "2.5e-3 * x",
+     "x * 0 + 00 + 0.5 + 007.5 + 0x1F"],
 )
 def test_accepts_cpp_expressions(expression):
     check_cpp_expression("forward", expression, {"x", "alpha"})
@@ -107,10 +108,15 @@ def test_accepts_cpp_expressions(expression):
         ("x) + (x", "unbalanced"),
         # Python written where C++ is asked for: the message says what C++ writes.
         ("x ** 2", "'**' at position 3 is Python's power; C++ writes pow(a, b)"),
+        ("x // 2", "'//' at position 3 is Python's floor division; C++ writes floor(a / b)"),
         ("x if x > 0 else 0", "a Python conditional: C++ writes condition ? a : b"),
         ("x > 0 and x < 1", "C++ writes && for 'and'"),
         ("x < 0 or x > 1", "C++ writes || for 'or'"),
         ("not x", "C++ writes ! for 'not'"),
+        # A leading 0 is octal in C++ and an error in Python (the check crashed with Python's
+        # SyntaxError, a traceback).
+        ("x * 017", "'017' at position 5 starts with 0, which makes an octal number in C++; write 17"),
+        ("x * 08", "'08' at position 5 starts with 0"),
     ],
 )
 def test_refuses_bad_cpp_expressions(expression, says):
