@@ -158,7 +158,7 @@ int64_t backward_workspace_bytes(int64_t rows, int64_t n) {
 template <typename T>
 cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
                             const Acc<T>* reductions, RowGrads<T*> row_grads,
-                            ColumnGrads<T*> column_grads, int64_t rows, int64_t n,
+                            ColumnGrads<ColumnGrad<T>> column_grads, int64_t rows, int64_t n,
                             Scalars<double> s, void* workspace, cudaStream_t stream) {
   rowk::RowProblem<BackwardSpec, T> problem;
   problem.in[0] = in.x;
@@ -171,8 +171,8 @@ cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> 
   problem.col[1] = columns.bias;
   problem.out[0] = row_grads.x;
   problem.out_stride[0] = n;
-  problem.colgrad[0] = column_grads.weight;
-  problem.colgrad[1] = column_grads.bias;
+  problem.colgrad[0] = {column_grads.weight.same, column_grads.weight.acc};
+  problem.colgrad[1] = {column_grads.bias.same, column_grads.bias.acc};
   problem.rows = rows;
   problem.N = n;
   problem.s = {rowk::acc_t<T>(s.eps)};
@@ -188,8 +188,8 @@ template cudaError_t launch_forward<float>(Rows<const float*>, Columns<const flo
 template int64_t backward_workspace_bytes<float>(int64_t, int64_t);
 template cudaError_t launch_backward<float>(const float*, Rows<const float*>, Columns<const float*>,
                                             const Acc<float>*, RowGrads<float*>,
-                                            ColumnGrads<float*>, int64_t, int64_t, Scalars<double>,
-                                            void*, cudaStream_t);
+                                            ColumnGrads<ColumnGrad<float>>, int64_t, int64_t,
+                                            Scalars<double>, void*, cudaStream_t);
 template int64_t forward_workspace_bytes<double>(int64_t, int64_t);
 template cudaError_t launch_forward<double>(Rows<const double*>, Columns<const double*>, double*,
                                             Acc<double>*, int64_t, int64_t, Scalars<double>, void*,
@@ -197,8 +197,9 @@ template cudaError_t launch_forward<double>(Rows<const double*>, Columns<const d
 template int64_t backward_workspace_bytes<double>(int64_t, int64_t);
 template cudaError_t launch_backward<double>(const double*, Rows<const double*>,
                                              Columns<const double*>, const Acc<double>*,
-                                             RowGrads<double*>, ColumnGrads<double*>, int64_t,
-                                             int64_t, Scalars<double>, void*, cudaStream_t);
+                                             RowGrads<double*>, ColumnGrads<ColumnGrad<double>>,
+                                             int64_t, int64_t, Scalars<double>, void*,
+                                             cudaStream_t);
 template int64_t forward_workspace_bytes<__half>(int64_t, int64_t);
 template cudaError_t launch_forward<__half>(Rows<const __half*>, Columns<const __half*>, __half*,
                                             Acc<__half>*, int64_t, int64_t, Scalars<double>, void*,
@@ -206,8 +207,9 @@ template cudaError_t launch_forward<__half>(Rows<const __half*>, Columns<const _
 template int64_t backward_workspace_bytes<__half>(int64_t, int64_t);
 template cudaError_t launch_backward<__half>(const __half*, Rows<const __half*>,
                                              Columns<const __half*>, const Acc<__half>*,
-                                             RowGrads<__half*>, ColumnGrads<__half*>, int64_t,
-                                             int64_t, Scalars<double>, void*, cudaStream_t);
+                                             RowGrads<__half*>, ColumnGrads<ColumnGrad<__half>>,
+                                             int64_t, int64_t, Scalars<double>, void*,
+                                             cudaStream_t);
 template int64_t forward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
 template cudaError_t launch_forward<__nv_bfloat16>(Rows<const __nv_bfloat16*>,
                                                    Columns<const __nv_bfloat16*>, __nv_bfloat16*,
@@ -216,7 +218,7 @@ template cudaError_t launch_forward<__nv_bfloat16>(Rows<const __nv_bfloat16*>,
 template int64_t backward_workspace_bytes<__nv_bfloat16>(int64_t, int64_t);
 template cudaError_t launch_backward<__nv_bfloat16>(
     const __nv_bfloat16*, Rows<const __nv_bfloat16*>, Columns<const __nv_bfloat16*>,
-    const Acc<__nv_bfloat16>*, RowGrads<__nv_bfloat16*>, ColumnGrads<__nv_bfloat16*>, int64_t,
-    int64_t, Scalars<double>, void*, cudaStream_t);
+    const Acc<__nv_bfloat16>*, RowGrads<__nv_bfloat16*>, ColumnGrads<ColumnGrad<__nv_bfloat16>>,
+    int64_t, int64_t, Scalars<double>, void*, cudaStream_t);
 
 }  // namespace layer_norm

@@ -42,10 +42,14 @@ def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = 1e-05) -> T
     Args:
         x: a tensor of float32, float64, float16, bfloat16 with at least one dimension, on
             the CPU or a CUDA device.
-        weight: a tensor of shape (n,) for rows of n elements, with x's dtype
-            and device.
-        bias: a tensor of shape (n,) for rows of n elements, with x's dtype
-            and device.
+        weight: a tensor of shape (n,) for rows of n elements, on x's device,
+            with its dtype, or float32 where x is float16 or bfloat16 (a float32
+            weight with half-type activations, as under autocast: it is rounded to
+            x's dtype for the kernels, and its gradient is float32).
+        bias: a tensor of shape (n,) for rows of n elements, on x's device,
+            with its dtype, or float32 where x is float16 or bfloat16 (a float32
+            weight with half-type activations, as under autocast: it is rounded to
+            x's dtype for the kernels, and its gradient is float32).
         eps: a float (default 1e-05).
 
     Returns:
@@ -95,9 +99,10 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
                 f"shape {list(first.shape)}"
             ),
         )
+    half_rows = first.dtype in (torch.float16, torch.bfloat16)
     for name, t in columns.items():
         torch._check(
-            t.dtype == first.dtype,
+            t.dtype == first.dtype or (half_rows and t.dtype == torch.float32),
             lambda name=name, t=t: (
                 f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
             ),

@@ -248,6 +248,39 @@ def test_tensors_on_two_devices_are_refused_naming_them(device, other):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_float32_columns_with_half_type_rows(device, dtype):
+    # A float32 weight with half-type activations, as autocast passes them. The kernels read the
+    # columns rounded to the rows' dtype: the outputs and the rows' gradients are a call's on the
+    # rounded columns, bit for bit; the columns' gradients are float32, that call's before it rounds
+    # them.
+    inputs = make_inputs((33, 300), dtype, device, requires_grad=True)
+    float32 = {
+        name: inputs[name].detach().float() + 1e-3 * torch.randn(300, device=device)
+        for name in COLUMN_ARGS
+    }
+    rounded = {name: t.to(dtype) for name, t in float32.items()}
+    for name in COLUMN_ARGS:
+        float32[name].requires_grad_(name in GRAD_ARGS)
+        rounded[name].requires_grad_(name in GRAD_ARGS)
+    mixed, same = {**inputs, **float32}, {**inputs, **rounded}
+    result = op(**mixed, **SCALARS)
+    outs, expected = outputs_of(result), outputs_of(op(**same, **SCALARS))
+    for out, e in zip(outs, expected):
+        torch.testing.assert_close(out, e, rtol=0, atol=0)
+    assert_matches_reference(same, result)
+    grad_out = random_gradients(outs)
+    actual = torch.autograd.grad(outs, [mixed[name] for name in GRAD_ARGS], grad_out)
+    expected_grads = torch.autograd.grad(expected, [same[name] for name in GRAD_ARGS], grad_out)
+    for name, a, e in zip(GRAD_ARGS, actual, expected_grads):
+        assert a.dtype == mixed[name].dtype, name
+        torch.testing.assert_close(
+            a.to(dtype), e, rtol=0, atol=0, msg=lambda m, name=name: f"gradient of {name}: {m}"
+        )
+    torch.library.opcheck(library_op("layer_norm"), positional(mixed))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
     # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
     inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=True)

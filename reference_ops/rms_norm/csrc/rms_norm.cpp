@@ -110,6 +110,8 @@ using CudaScalar = typename CudaType<scalar_t>::type;
 // The row tensors (x) must have a supported dtype, at least one
 // dimension, and the dtype, device and shape of the first; the column tensors
 // (weight) that dtype and device, and the shape (n,) for rows of n elements.
+// A column tensor may also be float32 where the rows are float16 or bfloat16, as autocast
+// passes a float32 weight with half-type activations.
 // Each message names the argument, what it got and what was expected.
 void check_arguments(const char* op, std::initializer_list<NamedTensor> rows,
                      std::initializer_list<NamedTensor> columns) {
@@ -131,11 +133,14 @@ void check_arguments(const char* op, std::initializer_list<NamedTensor> rows,
                 "; pass row tensors of one shape");
   }
   const int64_t n = first.tensor.size(-1);
+  const at::ScalarType dtype = first.tensor.scalar_type();
+  const bool half_rows = dtype == at::kHalf || dtype == at::kBFloat16;
   for (const NamedTensor& arg : columns) {
     const at::Tensor& t = arg.tensor;
-    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name, " has dtype ",
-                dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
-                dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
+    TORCH_CHECK(t.scalar_type() == dtype || (half_rows && t.scalar_type() == at::kFloat), op, ": ",
+                arg.name, " has dtype ", dtype_name(t.scalar_type()), " but ", first.name,
+                " has dtype ", dtype_name(dtype), "; pass ", arg.name, " in ", dtype_name(dtype),
+                half_rows ? " or torch.float32" : "");
     TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
                 " but ", first.name, " is on ", first.tensor.device(),
                 "; move the tensors to one device");
@@ -143,6 +148,14 @@ void check_arguments(const char* op, std::initializer_list<NamedTensor> rows,
                 " but the rows of ", first.name, " have ", n, " elements; pass a tensor of shape (",
                 n, ")");
   }
+}
+
+// A column gradient's data (ColumnGrad, csrc/rms_norm_math.h) for rows of element type T
+// and dtype rows_dtype: in T where it has that dtype, else in float.
+template <typename T>
+ColumnGrad<T> column_grad_data(const at::Tensor& grad, at::ScalarType rows_dtype) {
+  if (grad.scalar_type() == rows_dtype) return {static_cast<T*>(grad.mutable_data_ptr()), nullptr};
+  return {nullptr, static_cast<float*>(grad.mutable_data_ptr())};
 }
 
 // Rows per CPU task: about kCpuGrain elements, at least one row.
@@ -187,7 +200,9 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
                         at::Tensor* reductions = nullptr) {
   check_arguments("rms_norm", {{"x", in.x}}, {{"weight", columns.weight}});
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
-  const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
+  // In the rows' dtype: a float32 column of half-type rows too, since the kernels read the
+  // columns in vectors of the rows' type (its gradient is still summed in float).
+  const Columns<at::Tensor> contiguous_columns{columns.weight.to(in.x.scalar_type()).contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
@@ -238,13 +253,15 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
   check_arguments("rms_norm_backward", {{"grad", grad}, {"x", in.x}}, {{"weight", columns.weight}});
   check_reductions(reductions, in.x);
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
-  const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
+  // In the rows' dtype: a float32 column of half-type rows too, since the kernels read the
+  // columns in vectors of the rows' type (its gradient is still summed in float).
+  const Columns<at::Tensor> contiguous_columns{columns.weight.to(in.x.scalar_type()).contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
   const at::Tensor reductions_c = reductions.contiguous();
   RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
-  ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
+  ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, columns.weight.scalar_type())};
   AT_DISPATCH_SWITCH(
       in.x.scalar_type(), "rms_norm_backward_cpu", RMS_NORM_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
@@ -254,8 +271,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
             contiguous_columns.weight.const_data_ptr<scalar_t>()};
         const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
         const RowGrads<scalar_t*> row_grads_p{row_grads.x.mutable_data_ptr<scalar_t>()};
-        const ColumnGrads<scalar_t*> column_grads_p{
-            column_grads.weight.mutable_data_ptr<scalar_t>()};
+        const ColumnGrads<ColumnGrad<scalar_t>> column_grads_p{
+            column_grad_data<scalar_t>(column_grads.weight, in.x.scalar_type())};
         const acc_t n_acc = static_cast<acc_t>(n);
         const acc_t* saved = reductions_c.const_data_ptr<acc_t>();
         // Each row's reductions, kept for the column gradients.
@@ -301,8 +318,13 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
                                          s_acc.eps, n_acc, red[r].ms, grad_red[r].gx);
             }
           }
-          for (int64_t i = begin; i < end; ++i)
-            column_grads_p.weight[i] = static_cast<scalar_t>(sums[i - begin]);
+          const ColumnGrad<scalar_t>& column_grad = column_grads_p.weight;
+          for (int64_t i = begin; i < end; ++i) {
+            if (column_grad.acc)
+              column_grad.acc[i] = static_cast<float>(sums[i - begin]);
+            else
+              column_grad.same[i] = static_cast<scalar_t>(sums[i - begin]);
+          }
         });
       }));
   return {row_grads.x, column_grads.weight};
@@ -321,7 +343,9 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   const c10::cuda::CUDAGuard device_guard(in.x.device());
   // Contiguous copies held in locals: they must outlive the asynchronous kernel launch.
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
-  const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
+  // In the rows' dtype: a float32 column of half-type rows too, since the kernels read the
+  // columns in vectors of the rows' type (its gradient is still summed in float).
+  const Columns<at::Tensor> contiguous_columns{columns.weight.to(in.x.scalar_type()).contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   at::Tensor out = new_tensor(in.x, in.x.sizes(), in.x.scalar_type());
@@ -355,13 +379,15 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
   check_reductions(reductions, in.x);
   const c10::cuda::CUDAGuard device_guard(in.x.device());
   const Rows<at::Tensor> contiguous{in.x.contiguous()};
-  const Columns<at::Tensor> contiguous_columns{columns.weight.contiguous()};
+  // In the rows' dtype: a float32 column of half-type rows too, since the kernels read the
+  // columns in vectors of the rows' type (its gradient is still summed in float).
+  const Columns<at::Tensor> contiguous_columns{columns.weight.to(in.x.scalar_type()).contiguous()};
   const int64_t n = in.x.size(-1);
   const int64_t rows = n == 0 ? 0 : in.x.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
   const at::Tensor reductions_c = reductions.contiguous();
   RowGrads<at::Tensor> row_grads{new_tensor(in.x, in.x.sizes(), in.x.scalar_type())};
-  ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, in.x.scalar_type())};
+  ColumnGrads<at::Tensor> column_grads{new_tensor(in.x, {n}, columns.weight.scalar_type())};
   if (n == 0) return {row_grads.x, column_grads.weight};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
@@ -373,7 +399,8 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
         const Rows<const T*> data{cuda_data<scalar_t>(contiguous.x)};
         const Columns<const T*> column_data{cuda_data<scalar_t>(contiguous_columns.weight)};
         const RowGrads<T*> row_grads_p{cuda_mutable_data<scalar_t>(row_grads.x)};
-        const ColumnGrads<T*> column_grads_p{cuda_mutable_data<scalar_t>(column_grads.weight)};
+        const ColumnGrads<ColumnGrad<T>> column_grads_p{
+            column_grad_data<T>(column_grads.weight, in.x.scalar_type())};
         C10_CUDA_CHECK(launch_backward(cuda_data<scalar_t>(grad_c), data, column_data,
                                        static_cast<const Acc<T>*>(reductions_c.const_data_ptr()),
                                        row_grads_p, column_grads_p, rows, n, s,

@@ -49,7 +49,7 @@ int64_t backward_workspace_bytes(int64_t rows, int64_t n);
 template <typename T>
 cudaError_t launch_backward(const T* grad, Rows<const T*> in, Columns<const T*> columns,
                             const Acc<T>* reductions, RowGrads<T*> row_grads,
-                            ColumnGrads<T*> column_grads, int64_t rows, int64_t n,
+                            ColumnGrads<ColumnGrad<T>> column_grads, int64_t rows, int64_t n,
                             Scalars<double> s, void* workspace, cudaStream_t stream);
 
 }  // namespace rms_norm

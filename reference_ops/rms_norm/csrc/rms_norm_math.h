@@ -216,6 +216,15 @@ struct RowGrads {
   V x;
 };
 
+// Where the gradient of a column tensor goes: `same`, in the rows' element type T, or `acc`,
+// in float, where that column is float32 and the rows are float16 or bfloat16 (a float32
+// weight with half-type activations, as autocast passes them). One of the two is set.
+template <typename T>
+struct ColumnGrad {
+  T* same;
+  float* acc;
+};
+
 template <typename V>
 struct ColumnGrads {
   V weight;

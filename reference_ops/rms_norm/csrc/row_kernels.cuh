@@ -30,7 +30,8 @@
 //     static constexpr int kRowOut  = 1;  // row outputs (rows, N) of out_t<Spec, T>
 //     static constexpr int kStatOut = 1;  // per-row outputs (rows,) of Acc; a null pointer
 //                                         // for one in RowProblem: not written
-//     static constexpr int kColGrad = 0;  // column outputs (N,) of T: sums over all rows
+//     static constexpr int kColGrad = 0;  // column outputs (N,) of T or Acc (ColOut): sums
+//                                         // over all rows
 //     RK_HD static constexpr Red red_op(int j);    // Red::Sum, Red::Max or Red::Min
 //     RK_HD static constexpr int red_stage(int j);
 //     template <class E> RK_DEV static value_t<E> red(int j, const E& e);               // term
@@ -612,6 +613,22 @@ RK_DEV void rk_cp_async_wait(int pending) {
 
 // ---- kernel parameters --------------------------------------------------------------
 
+// A column output (N,): in T (`same`), or in float (`acc`) where it is the gradient of a
+// float32 column input of half-type rows (a float32 weight with bfloat16 activations, as
+// autocast passes them), so that the sum over the rows keeps float's precision. One of the
+// two is set.
+template <class T>
+struct ColOut {
+  T* same = nullptr;
+  float* acc = nullptr;
+  RK_DEV void store(int64_t c, acc_t<T> v) const {
+    if (acc)
+      acc[c] = static_cast<float>(v);
+    else
+      same[c] = TypeInfo<T>::from_acc(v);
+  }
+};
+
 // How a launch reads and writes rows (rk_vec_mode picks it; RowParams::vec_ok is kVecAligned).
 enum : uint8_t {
   kByElement = 0,   // element by element: any pointers and strides
@@ -654,9 +671,9 @@ struct RowParams {
 // registers, one block a multiprocessor instead of two, 0.77 -> 0.54 of a copy's bandwidth.)
 template <class F, class T>
 struct SplitParams : RowParams<F, T> {
-  Arr<T*, F::kColGrad> colgrad;  // (N,) column outputs, written by the last kernel
-  acc_t<T>* red_partial;         // rows x chunks x kRed partial reductions
-  int64_t chunks;                // blocks a row is cut into
+  Arr<ColOut<T>, F::kColGrad> colgrad;  // (N,) column outputs, written by the last kernel
+  acc_t<T>* red_partial;                // rows x chunks x kRed partial reductions
+  int64_t chunks;                       // blocks a row is cut into
 };
 
 // ---- reductions inside a row group --------------------------------------------------
@@ -1476,7 +1493,7 @@ __global__ void __launch_bounds__(kSplitColsBlock) row_split_cols(const SplitPar
 #pragma unroll
       for (int q = 1; q < R; ++q) sum += terms[k][q][tid];
       if (gridDim.y == 1)
-        p.colgrad[k][c] = TypeInfo<T>::from_acc(sum);
+        p.colgrad[k].store(c, sum);
       else
         p.partial[((int64_t)k * gridDim.y + blockIdx.y) * p.N + c] = sum;
     }
@@ -1485,8 +1502,8 @@ __global__ void __launch_bounds__(kSplitColsBlock) row_split_cols(const SplitPar
 
 // Sums P partial rows of N values in a fixed order: out[c] = sum_p partial[p][c].
 template <class T>
-__global__ void __launch_bounds__(256) colgrad_finalize(const acc_t<T>* __restrict__ partial,
-                                                        int64_t P, int64_t N, T* __restrict__ out) {
+__global__ void __launch_bounds__(256)
+    colgrad_finalize(const acc_t<T>* __restrict__ partial, int64_t P, int64_t N, ColOut<T> out) {
   using A = acc_t<T>;
   __shared__ A sm[8][33];
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
@@ -1501,14 +1518,14 @@ __global__ void __launch_bounds__(256) colgrad_finalize(const acc_t<T>* __restri
     A s = sm[0][tx];
 #pragma unroll
     for (int q = 1; q < 8; ++q) s += sm[q][tx];
-    out[c] = TypeInfo<T>::from_acc(s);
+    out.store(c, s);
   }
 }
 template <class T>
-__global__ void zero_fill(T* out, int64_t n) {
+__global__ void zero_fill(ColOut<T> out, int64_t n) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = TypeInfo<T>::from_acc(acc_t<T>(0));
+    out.store(i, acc_t<T>(0));
 }
 
 // ---- host side: plan, workspace, launch -------------------------------------------
@@ -1539,8 +1556,8 @@ struct RowProblem {
   Arr<const Acc*, F::kStatIn> stat_in{};  // (rows,) contiguous
   Arr<out_t<F, T>*, F::kRowOut> out{};
   Arr<int64_t, F::kRowOut> out_stride{};
-  Arr<Acc*, F::kStatOut> stat_out{};  // (rows,) contiguous
-  Arr<T*, F::kColGrad> colgrad{};     // (N,) contiguous
+  Arr<Acc*, F::kStatOut> stat_out{};      // (rows,) contiguous
+  Arr<ColOut<T>, F::kColGrad> colgrad{};  // (N,) contiguous
   int64_t rows = 0, N = 0;
   Scalars s{};
 };
@@ -2103,7 +2120,7 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
     for (int k = 0; k < F::kColGrad; ++k) {
       const A* partial = ws + (size_t)k * batches * pr.N;
       int64_t P = batches, N = pr.N;
-      T* out = pr.colgrad.v[k];
+      ColOut<T> out = pr.colgrad.v[k];
       void* fargs[] = {(void*)&partial, (void*)&P, (void*)&N, (void*)&out};
       err = launch((void*)colgrad_finalize<T>, dim3((unsigned)((pr.N + 31) / 32)), 256, fargs);
       if (err != cudaSuccess) return err;

@@ -131,11 +131,14 @@ void check_arguments(const char* op, std::initializer_list<NamedTensor> rows,
                 "; pass row tensors of one shape");
   }
   const int64_t n = first.tensor.size(-1);
+  const at::ScalarType dtype = first.tensor.scalar_type();
+  const bool half_rows = dtype == at::kHalf || dtype == at::kBFloat16;
   for (const NamedTensor& arg : columns) {
     const at::Tensor& t = arg.tensor;
-    TORCH_CHECK(t.scalar_type() == first.tensor.scalar_type(), op, ": ", arg.name, " has dtype ",
-                dtype_name(t.scalar_type()), " but ", first.name, " has dtype ",
-                dtype_name(first.tensor.scalar_type()), "; pass tensors of one dtype");
+    TORCH_CHECK(t.scalar_type() == dtype || (half_rows && t.scalar_type() == at::kFloat), op, ": ",
+                arg.name, " has dtype ", dtype_name(t.scalar_type()), " but ", first.name,
+                " has dtype ", dtype_name(dtype), "; pass ", arg.name, " in ", dtype_name(dtype),
+                half_rows ? " or torch.float32" : "");
     TORCH_CHECK(t.device() == first.tensor.device(), op, ": ", arg.name, " is on ", t.device(),
                 " but ", first.name, " is on ", first.tensor.device(),
                 "; move the tensors to one device");

@@ -90,9 +90,10 @@ def _check_arguments(op: str, rows: dict[str, Tensor], columns: dict[str, Tensor
                 f"shape {list(first.shape)}"
             ),
         )
+    half_rows = first.dtype in (torch.float16, torch.bfloat16)
     for name, t in columns.items():
         torch._check(
-            t.dtype == first.dtype,
+            t.dtype == first.dtype or (half_rows and t.dtype == torch.float32),
             lambda name=name, t=t: (
                 f"{op}: {name} has dtype {t.dtype} but {first_name} has dtype {first.dtype}"
             ),

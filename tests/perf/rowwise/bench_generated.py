@@ -9,7 +9,8 @@ device copy, with the same timing as bench_rowwise.py (triton's do_bench medians
 cleared before each run; forward + backward through autograd, with respect to every
 tensor, as CUDA-graph replays, so that autograd's host time does not hide the GPU's). Two
 builds of one package cannot share a process: run this once per build, each with its own
---label, and compare the json files.
+--label, and compare the json files. `--column-dtype float32`: the weights and biases in
+float32 whatever the rows' dtype, as autocast passes them with bfloat16 activations.
 """
 
 from __future__ import annotations
@@ -64,10 +65,12 @@ def liger(op: str):
     return lambda x, w, b: lf.liger_layer_norm(x, w, b, EPS[op])
 
 
-def inputs(op: str, rows: int, n: int, dtype: torch.dtype) -> list[torch.Tensor]:
+def inputs(op: str, rows: int, n: int, dtype: torch.dtype,
+           column_dtype: torch.dtype | None = None) -> list[torch.Tensor]:
     row_tensors = [torch.randn(rows, n, device="cuda", dtype=dtype) for _ in range(2 if op == "add_rms_norm" else 1)]
     columns = {"softmax": 0, "rms_norm": 1, "layer_norm": 2, "add_rms_norm": 1}[op]
-    return row_tensors + [1 + 0.5 * torch.randn(n, device="cuda", dtype=dtype) for _ in range(columns)]
+    column_dtype = column_dtype or dtype
+    return row_tensors + [1 + 0.5 * torch.randn(n, device="cuda", dtype=column_dtype) for _ in range(columns)]
 
 
 def implementations(op: str, skip: set[str]) -> dict:
@@ -88,6 +91,7 @@ def main() -> None:
     parser.add_argument("--label", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--skip", default="", help="comma-separated: compile, liger")
+    parser.add_argument("--column-dtype", choices=["float32"], default=None)
     parser.add_argument("--shapes", nargs="+", metavar="ROWSxN",
                         default=[f"{rows}x{n}" for rows, n in SHAPES])
     args = parser.parse_args()
@@ -96,7 +100,8 @@ def main() -> None:
     impls = implementations(args.op, set(filter(None, args.skip.split(","))))
     for dname, dtype in DTYPES.items():
         for rows, n in shapes:
-            tensors = inputs(args.op, rows, n, dtype)
+            column_dtype = getattr(torch, args.column_dtype) if args.column_dtype else None
+            tensors = inputs(args.op, rows, n, dtype, column_dtype)
             x = tensors[0]
             # The incoming gradient of each output.
             g = [torch.randn_like(x) for _ in range(2 if args.op == "add_rms_norm" else 1)]
