@@ -115,10 +115,12 @@ def _tensor_type(signature: str, name: str, text: str | None) -> tuple[str | Non
     example = f"write e.g. '{name}: Tensor[int64, 1]', '{name}: Tensor[float]' or '{name}: Tensor[2]'"
     for item in (part.strip() for part in text.split(",")):
         if re.fullmatch(r"[0-9]+", item):
-            if ndim is not None or int(item) > MAX_DIMS:
-                raise SpecError(f"--signature {signature!r}: {name}: Tensor[{text}] gives "
-                                f"{'two numbers of dimensions' if ndim is not None else f'{item} dimensions'}"
-                                f"; give one, at most {MAX_DIMS}")
+            if ndim is not None:
+                raise SpecError(f"--signature {signature!r}: {name}: Tensor[{text}] gives two numbers "
+                                "of dimensions; give one")
+            if int(item) > MAX_DIMS:
+                raise SpecError(f"--signature {signature!r}: {name}: Tensor[{text}] gives {item} "
+                                f"dimensions; a tensor argument may have at most {MAX_DIMS}")
             ndim = int(item)
         elif item in FIXED_DTYPES or item == OP_FLOAT:
             if dtype is not None:
