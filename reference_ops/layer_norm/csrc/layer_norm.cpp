@@ -354,13 +354,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_impl(
                                          red[r].var, grad_red[r].g1, grad_red[r].g2);
             }
           }
-          const ColumnGrad<scalar_t>& column_grad = column_grads_p.weight;
-          for (int64_t i = begin; i < end; ++i) {
-            if (column_grad.acc)
-              column_grad.acc[i] = static_cast<float>(sums[i - begin]);
-            else
-              column_grad.same[i] = static_cast<scalar_t>(sums[i - begin]);
-          }
+          for (int64_t i = begin; i < end; ++i) column_grads_p.weight.store(i, sums[i - begin]);
         });
         // The gradient of bias: each column's sum over the rows, in row order.
         at::parallel_for(0, n, 64, [&](int64_t begin, int64_t end) {
@@ -378,13 +372,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_impl(
                                        red[r].var, grad_red[r].g1, grad_red[r].g2);
             }
           }
-          const ColumnGrad<scalar_t>& column_grad = column_grads_p.bias;
-          for (int64_t i = begin; i < end; ++i) {
-            if (column_grad.acc)
-              column_grad.acc[i] = static_cast<float>(sums[i - begin]);
-            else
-              column_grad.same[i] = static_cast<scalar_t>(sums[i - begin]);
-          }
+          for (int64_t i = begin; i < end; ++i) column_grads_p.bias.store(i, sums[i - begin]);
         });
       }));
   return {row_grads.x, column_grads.weight, column_grads.bias};

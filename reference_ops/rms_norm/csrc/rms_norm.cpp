@@ -318,13 +318,7 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
                                          s_acc.eps, n_acc, red[r].ms, grad_red[r].gx);
             }
           }
-          const ColumnGrad<scalar_t>& column_grad = column_grads_p.weight;
-          for (int64_t i = begin; i < end; ++i) {
-            if (column_grad.acc)
-              column_grad.acc[i] = static_cast<float>(sums[i - begin]);
-            else
-              column_grad.same[i] = static_cast<scalar_t>(sums[i - begin]);
-          }
+          for (int64_t i = begin; i < end; ++i) column_grads_p.weight.store(i, sums[i - begin]);
         });
       }));
   return {row_grads.x, column_grads.weight};

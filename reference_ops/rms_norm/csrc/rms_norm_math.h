@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define RMS_NORM_HOST_DEVICE __host__ __device__ __forceinline__
@@ -223,6 +224,13 @@ template <typename T>
 struct ColumnGrad {
   T* same;
   float* acc;
+  // Element i of the gradient, from its sum in double (the CPU kernels').
+  void store(int64_t i, double v) const {
+    if (acc)
+      acc[i] = static_cast<float>(v);
+    else
+      same[i] = static_cast<T>(v);
+  }
 };
 
 template <typename V>
