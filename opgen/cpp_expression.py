@@ -7,8 +7,9 @@ scalars are int64_t and truth values bool. An expression that would not compile 
 or would compile into something else than it reads, is refused here, before anything is
 rendered, with the reason: the comma operator, integer-only operators (`%`, `<<`, `>>`,
 `&`, `|`, `^`, `~`) on floating values, `/` between two integers (C++ truncates, Python
-does not), a call of something that is not a math function or with the wrong number of
-arguments.
+does not), comparisons chained without parentheses (`0 < x < 1`: C++ compares the truth
+value of `0 < x` with 1, Python tests both pairs), a call of something that is not a math
+function or with the wrong number of arguments.
 
 What users write is what they mean, so the C++ written out differs from the text in
 five ways: numeric literals become acc_t values (`0.5` is a double in C++, and one double
@@ -121,6 +122,10 @@ class Node:
     # Whether the value differs from lane to lane where acc_t is Lanes: every floating value,
     # and truth values computed from them (masks); int and bool scalars do not.
     lanes: bool = False
+    # For a comparison written without parentheses around it (`a < b`, not `(a < b)`), its
+    # operands' and operators' source texts: another comparison of it reads as a chain in
+    # Python.
+    chain: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
     def __post_init__(self):
         self.lanes = self.lanes or self.kind == FLOAT
@@ -216,6 +221,7 @@ def _spanned(method):
 class _Parser:
     def __init__(self, expression: str, names: dict[str, str], tensors: set[str],
                  substitutions: dict[tuple[int, int], str] | None = None):
+        self.expression = expression
         self.tokens = tokenize(expression)
         self.index = 0
         self.names = names
@@ -284,11 +290,34 @@ class _Parser:
     def binary(self, level: int) -> Node:
         if level == len(_BINARY_LEVELS):
             return self.unary()
+        start = self.token.position
         left = self.binary(level + 1)
+        left_text = self.expression[start:self.token.position].strip()
         while self.token.text in _BINARY_LEVELS[level]:
             operator = self.take().text
+            right_start = self.token.position
             right = self.binary(level + 1)
+            right_text = self.expression[right_start:self.token.position].strip()
+            if operator not in _COMPARISON:
+                left = self.combine(operator, left, right)
+                continue
+            operands_left, operators_left = left.chain or ((left_text,), ())
+            operands_right, operators_right = right.chain or ((right_text,), ())
+            chain = (operands_left + operands_right, operators_left + (operator,) + operators_right)
+            if left.chain or right.chain:
+                # `0 < x < 1`: Python tests 0 < x and x < 1; C++ compares the truth value of
+                # 0 < x (0 or 1) with 1. The same text means two things; refused, with both.
+                operands, operators = chain
+                pairs = " && ".join(f"({operands[i]} {operators[i]} {operands[i + 1]})"
+                                    for i in range(len(operators)))
+                raise ExpressionError(
+                    f"'{self.expression[start:self.token.position].strip()}' chains comparisons, which "
+                    "Python reads as a test of each pair and C++ as a comparison of the first one's truth "
+                    f"value (0 or 1); write {pairs} for Python's, or parentheses around the comparison "
+                    "made first")
             left = self.combine(operator, left, right)
+            left.chain = chain
+            left_text = self.expression[start:self.token.position].strip()
         return left
 
     def combine(self, operator: str, left: Node, right: Node) -> Node:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -21,7 +22,10 @@ from opgen.cli import main
 # A fresh torch.compile cache for this run, inherited by the generated projects' tests: the
 # cache on disk outlives an op whose schema changed (an elementwise backward op that lost a
 # gradient), and its stale graphs then fail torch.compile tests that pass from scratch.
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="opgen-tests-inductor-")
+# Removed when this process ends: each pytest process (xdist's too) makes one, 15 MB a run.
+_INDUCTOR_CACHE = tempfile.mkdtemp(prefix="opgen-tests-inductor-")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = _INDUCTOR_CACHE
+atexit.register(shutil.rmtree, _INDUCTOR_CACHE, ignore_errors=True)
 
 
 def tree(root: Path) -> dict[str, bytes]:

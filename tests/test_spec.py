@@ -84,7 +84,7 @@ def test_refuses_bad_signatures(signature, says):
 @pytest.mark.parametrize(
     "expression",
     ["alpha * x", "x > 0 ? x : 0", "fmax(x, acc_t(0)) + exp(-x * x) / (1 + alpha)", "2.5e-3 * x",
-     "x * 0 + 00 + 0.5 + 007.5 + 0x1F"],
+     "x * 0 + 00 + 0.5 + 007.5 + 0x1F", "(x > 0) == (alpha > 1)", "(0 < x) && (x < 1)"],
 )
 def test_accepts_cpp_expressions(expression):
     check_cpp_expression("forward", expression, {"x", "alpha"})
@@ -117,6 +117,14 @@ def test_accepts_cpp_expressions(expression):
         # SyntaxError, a traceback).
         ("x * 017", "'017' at position 5 starts with 0, which makes an octal number in C++; write 17"),
         ("x * 08", "'08' at position 5 starts with 0"),
+        # Chained comparisons: Python tests each pair, C++ compares the first one's truth value
+        # (0 or 1) with the next operand. They rendered as C++ reads them, with a reference
+        # written the same way, so the generated tests passed an op that is not what it reads.
+        ("0 < x < 1", "'0 < x < 1' chains comparisons, which Python reads as a test of each pair and "
+                      "C++ as a comparison of the first one's truth value (0 or 1); write (0 < x) && (x < 1) "
+                      "for Python's, or parentheses around the comparison made first"),
+        ("x * (x == alpha == 1)", "'x == alpha == 1' chains comparisons"),
+        ("x > 0 == alpha < 1", "write (x > 0) && (0 == alpha) && (alpha < 1) for Python's"),
     ],
 )
 def test_refuses_bad_cpp_expressions(expression, says):
