@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # Math functions that exist for float and double on the host (<cmath>) and on the device
 # (CUDA's math library), with how many arguments each takes. rsqrt (1 / sqrt, one GPU
@@ -197,9 +197,21 @@ def _torch_argument(node: Node) -> str:
     return node.torch if node.tensor else _FLOAT64_NUMBER.format(node.torch)
 
 
+def _torch_number(node: Node, scalars: bool = True) -> str:
+    """The node's PyTorch spelling where C++ makes it a number (acc_t): a truth value becomes
+    0 or 1 first, since torch refuses `-` on bool tensors and bool numbers and adds two bool
+    tensors as `or` (True + True is True there, 2 in C++). A bool scalar only where `scalars`:
+    Python's own arithmetic takes it as 0 or 1, as in `x * flag`."""
+    if node.kind != BOOL or not (node.tensor or scalars):
+        return node.torch
+    return f"({node.torch}).int()" if node.tensor else f"(1 if {node.torch} else 0)"
+
+
 def _truth(node: Node) -> str:
-    """The node as a truth value in PyTorch (C++ reads a floating value as `!= 0`)."""
-    return node.torch if node.kind != FLOAT else f"({node.torch} != 0)"
+    """The node as a truth value in PyTorch, as C++'s && and || read it: a number as `!= 0`.
+    Python's `and` returns an operand (`3 and 2` is 2) and torch's `&` is bitwise (`True & 2`
+    is 0), where C++'s && gives true."""
+    return node.torch if node.kind == BOOL else f"({node.torch} != 0)"
 
 
 def _spanned(method):
@@ -367,7 +379,10 @@ class _Parser:
                 python_operator = "&" if operator == "&&" else "|"
                 torch_text = f"({_truth(left)}) {python_operator} ({_truth(right)})"
             else:
-                torch_text = f"({left.torch}) {'and' if operator == '&&' else 'or'} ({right.torch})"
+                torch_text = f"({_truth(left)}) {'and' if operator == '&&' else 'or'} ({_truth(right)})"
+        elif operator in "+-*/":
+            scalars = operator in "+-"  # torch subtracts no bool; a bool tensor + True is `or`
+            torch_text = f"({_torch_number(left, scalars)}) {operator} ({_torch_number(right, scalars)})"
         else:
             torch_text = f"({left.torch}) {operator} ({right.torch})"
         return Node(kind, tensor, cpp, torch_text, lanes=lanes)
@@ -380,9 +395,13 @@ class _Parser:
             if operator == "~" and (operand.kind == FLOAT or operand.lanes):
                 raise ExpressionError(f"'~' needs an integer, and the formula's values are floating "
                                       f"(acc_t){_hint('~')}")
+            if operator == "~" and operand.kind == BOOL:
+                raise ExpressionError("'~' flips every bit, which makes -1 or -2 of a truth value, "
+                                      "not its negation; use ! for 'not'")
             if operator in "+-" and operand.lanes and operand.kind != FLOAT:
                 # The sign of a comparison of floating values: 0 or 1 in acc_t first.
-                operand = Node(FLOAT, operand.tensor, _acc(operand), operand.torch, why=operand.why)
+                operand = Node(FLOAT, operand.tensor, _acc(operand),
+                               None if operand.torch is None else _torch_number(operand), why=operand.why)
             kind = BOOL if operator == "!" else INT if operand.kind == BOOL else operand.kind
             # -0.5 stays one number, written acc_t(-0.5) where it meets floating values.
             literal = operator + operand.literal if operand.literal and operator in "+-" else None
@@ -480,6 +499,8 @@ class _Parser:
 
 def _torch_call(name: str, arguments: list[Node]) -> tuple[str | None, str | None]:
     """The PyTorch spelling of a math function call, or None and why there is none."""
+    # C++ passes truth values as acc_t numbers; torch has no abs or clamp of bool tensors.
+    arguments = [replace(a, torch=_torch_number(a)) for a in arguments]
     if name in ("min", "max"):
         a, b = arguments
         if a.tensor and b.tensor:

@@ -1,6 +1,7 @@
 """Validation of the answers that the template pastes into C++, CUDA and Python."""
 
 import pytest
+import torch
 
 from opgen.answers import collect_op, options_of
 from opgen.cpp_expression import BOOL, FLOAT, INT, given_conditions, parse, shared_calls
@@ -292,8 +293,9 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("(x > 0) & (y < 1) ? grad : 0", "where((x > acc_t(0)) & (y < acc_t(1)), grad, acc_t(0))",
          "torch.where((x > 0) & (y < 1), grad, 0)"),
         ("x > 0 && flip ? x : y", "where(x > acc_t(0) && flip, x, y)", "torch.where((x > 0) & flip, x, y)"),
+        # Truth values as numbers: 0 or 1, as C++'s acc_t makes them (torch subtracts no bool).
         ("(x > 0) * grad - !y", "acc_t(x > acc_t(0)) * grad - acc_t(!y)",
-         "(x > 0) * grad - torch.logical_not(y)"),
+         "(x > 0).int() * grad - torch.logical_not(y).int()"),
         ("x > y", "acc_t(x > y)", "x > y"),
         ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.tensor(alpha, dtype=torch.float64)) * x"),
         ("round(x)", "round(x)", None),
@@ -306,6 +308,37 @@ def test_formulas_are_written_in_cpp_with_literals_in_acc_t_and_in_pytorch(formu
     names = {"x": FLOAT, "y": FLOAT, "grad": FLOAT, "alpha": FLOAT, "n": INT, "flip": BOOL}
     written = cpp_formula("forward", formula, names, {"x", "y", "grad"})
     assert (written.cpp, written.torch) == (cpp, torch)
+
+
+@pytest.mark.parametrize(
+    ("formula", "computes"),
+    [
+        # The sign idiom: torch refused the twin ("Subtraction ... with two bool tensors").
+        ("(x > 0) - (x < 0)", lambda x, n, flip: torch.sign(x)),
+        ("-(x > 0) * x", lambda x, n, flip: -x.clamp(min=0)),
+        ("2 - (x > 0) + (flip - (x < 0))", lambda x, n, flip: 2 - (x > 0).double() + 1 - (x < 0).double()),
+        # torch adds bool tensors as `or`: True + True was True, not C++'s 2.
+        ("x * ((x > 0) + (x > 1))", lambda x, n, flip: x * ((x > 0).double() + (x > 1).double())),
+        ("abs((x > 0) - 0.5) + min(x > 0, flip)", lambda x, n, flip: 0.5 + (x > 0).double()),
+        # C++'s && gives a truth value; Python's `and` an operand (2 and 3 was 3), torch's &
+        # a bitwise and (True & 2 was 0).
+        ("x * (n && 3) + x * (flip && n)", lambda x, n, flip: 2 * x),
+        ("x * ((x > 0) && n) + ((x < 0) || n)", lambda x, n, flip: x.clamp(min=0) + 1),
+    ],
+)
+def test_the_pytorch_twin_computes_what_the_cpp_computes(formula, computes):
+    names = {"x": FLOAT, "n": INT, "flip": BOOL}
+    twin = cpp_formula("forward", formula, names, {"x"}).torch
+    x = torch.tensor([-2.0, -0.5, 0.0, 0.5, 2.0], dtype=torch.float64)
+    values = {"x": x, "n": 2, "flip": True, "torch": torch}
+    torch.testing.assert_close(torch.as_tensor(eval(twin, values)).double().expand_as(x),
+                               computes(x, 2, True), msg=twin)
+
+
+def test_a_truth_value_is_not_complemented_with_tilde():
+    with pytest.raises(SpecError, match="'~' flips every bit, which makes -1 or -2 of a truth value, "
+                                        "not its negation; use ! for 'not'"):
+        cpp_formula("forward", "x * ~flip", {"x": FLOAT, "flip": BOOL})
 
 
 @pytest.mark.parametrize(
