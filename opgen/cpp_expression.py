@@ -109,12 +109,13 @@ class Token:
 
 @dataclass
 class Node:
-    """One value of the expression: what it is (FLOAT, BOOL, INT), whether a tensor argument
-    flows into it (then it is a tensor in PyTorch), and its C++ and PyTorch spellings (the
-    PyTorch one None where the formula has no PyTorch twin; `why` says why)."""
+    """One value of the expression: what it is (FLOAT, BOOL, INT), the first tensor argument
+    that flows into it, if one does (then it is a tensor in PyTorch, of that argument's dtype),
+    and its C++ and PyTorch spellings (the PyTorch one None where the formula has no PyTorch
+    twin; `why` says why)."""
 
     kind: str
-    tensor: bool
+    tensor: str | None
     cpp: str
     torch: str | None
     literal: str | None = None  # the number, for a bare numeric literal
@@ -199,12 +200,13 @@ def _torch_argument(node: Node) -> str:
 
 def _torch_number(node: Node, scalars: bool = True) -> str:
     """The node's PyTorch spelling where C++ makes it a number (acc_t): a truth value becomes
-    0 or 1 first, since torch refuses `-` on bool tensors and bool numbers and adds two bool
-    tensors as `or` (True + True is True there, 2 in C++). A bool scalar only where `scalars`:
-    Python's own arithmetic takes it as 0 or 1, as in `x * flag`."""
+    0 or 1 first, in the dtype of the tensor it compares (float64 in the tests: an int tensor
+    would make torch.exp of it float32), since torch refuses `-` on bool tensors and bool
+    numbers and adds two bool tensors as `or` (True + True is True there, 2 in C++). A bool
+    scalar only where `scalars`: Python's own arithmetic takes it as 0 or 1, as in `x * flag`."""
     if node.kind != BOOL or not (node.tensor or scalars):
         return node.torch
-    return f"({node.torch}).int()" if node.tensor else f"(1 if {node.torch} else 0)"
+    return f"({node.torch}).to({node.tensor}.dtype)" if node.tensor else f"(1 if {node.torch} else 0)"
 
 
 def _truth(node: Node) -> str:
@@ -290,10 +292,17 @@ class _Parser:
         tensor = condition.tensor or if_true.tensor or if_false.tensor
         if None in (condition.torch, if_true.torch, if_false.torch):
             return Node(kind, tensor, cpp, None, why=_why(condition, if_true, if_false), lanes=lanes)
+        if kind == FLOAT:  # C++ made each branch acc_t: a truth value 0 or 1
+            if_true = replace(if_true, torch=_torch_number(if_true, scalars=False))
+            if_false = replace(if_false, torch=_torch_number(if_false, scalars=False))
         if condition.tensor:
             # torch.where of two numbers would be float32; one float64 tensor keeps float64.
             true_value = if_true.torch if if_true.tensor or if_false.tensor else _torch_argument(if_true)
             torch_text = f"torch.where({_truth(condition)}, {true_value}, {if_false.torch})"
+        elif bool(if_true.tensor) != bool(if_false.tensor):
+            # A number or a tensor, by the condition: a tensor either way, for the functions
+            # around it that take tensors only (torch.clamp(2.5 if c else x, ...)).
+            torch_text = f"({_torch_argument(if_true)} if {condition.torch} else {_torch_argument(if_false)})"
         else:
             torch_text = f"({if_true.torch} if {condition.torch} else {if_false.torch})"
         return Node(kind, tensor, cpp, torch_text, lanes=lanes)
@@ -410,7 +419,7 @@ class _Parser:
                 return Node(kind, operand.tensor, cpp, None, literal, why=operand.why, lanes=operand.lanes)
             if operator == "!":
                 torch_text = (f"torch.logical_not({operand.torch})" if operand.tensor
-                              else f"(not {operand.torch})")
+                              else f"(not ({operand.torch}))")
             else:
                 torch_text = f"{operator}({operand.torch})"
             return Node(kind, operand.tensor, cpp, torch_text, literal, lanes=operand.lanes)
@@ -430,20 +439,21 @@ class _Parser:
         if token.kind == "number":
             text = token.text
             if text.lower().startswith("0x"):
-                return Node(INT, False, text, str(int(text, 16)), literal=text)
+                return Node(INT, None, text, str(int(text, 16)), literal=text)
             number = text.rstrip("fF")
             if re.fullmatch(r"0+[0-9]+", number) and number.strip("0"):
                 # C++ reads 017 as octal (15), Python refuses it: no reading is the user's.
                 raise ExpressionError(f"{text!r} at position {token.position + 1} starts with 0, which "
                                       f"makes an octal number in C++; write {number.lstrip('0')}")
             kind = FLOAT if re.search(r"[.eE]", number) or number != text else INT
-            return Node(kind, False, text if kind == INT else f"{CAST}({number})", number, literal=number)
+            return Node(kind, None, text if kind == INT else f"{CAST}({number})", number, literal=number)
         if token.kind == "name":
             if self.token.text == "(":
                 return self.call(token)
             if token.text in self.names:
                 self.used.add(token.text)
-                return Node(self.names[token.text], token.text in self.tensors, token.text, token.text)
+                tensor = token.text if token.text in self.tensors else None
+                return Node(self.names[token.text], tensor, token.text, token.text)
             if token.text in MATH_FUNCTIONS or token.text in SUFFIXED or token.text == CAST:
                 raise ExpressionError(f"{token.text!r} is a function; call it, e.g. {token.text}(x)")
             raise ExpressionError(f"it uses {token.text!r}, which is neither an argument "
@@ -481,7 +491,7 @@ class _Parser:
             plural = "s" if expected > 1 else ""
             raise ExpressionError(f"{function.text}() takes {expected} argument{plural}, "
                                   f"not {len(arguments)}")
-        tensor = any(a.tensor for a in arguments)
+        tensor = next((a.tensor for a in arguments if a.tensor), None)
         if name == CAST:
             (argument,) = arguments
             inner = argument.literal if argument.literal is not None else argument.cpp
@@ -503,8 +513,12 @@ def _torch_call(name: str, arguments: list[Node]) -> tuple[str | None, str | Non
     arguments = [replace(a, torch=_torch_number(a)) for a in arguments]
     if name in ("min", "max"):
         a, b = arguments
+        elementwise = f"torch.{'minimum' if name == 'min' else 'maximum'}"
         if a.tensor and b.tensor:
-            return f"torch.{'minimum' if name == 'min' else 'maximum'}({a.torch}, {b.torch})", None
+            return f"{elementwise}({a.torch}, {b.torch})", None
+        if not (a.tensor or b.tensor) and FLOAT in (a.kind, b.kind):
+            # Python's min and max let a NaN through or not by its place; C++'s (above) do.
+            return f"{elementwise}({_torch_argument(a)}, {_torch_argument(b)})", None
         if not (a.tensor or b.tensor):
             return f"{name}({a.torch}, {b.torch})", None
         tensor, number = (a, b) if a.tensor else (b, a)
@@ -512,7 +526,7 @@ def _torch_call(name: str, arguments: list[Node]) -> tuple[str | None, str | Non
         return f"torch.clamp({tensor.torch}, {bound}={number.torch})", None
     if name == "clamp":
         value, low, high = arguments
-        if low.tensor != high.tensor:  # torch.clamp takes two numbers or two tensors
+        if bool(low.tensor) != bool(high.tensor):  # torch.clamp takes two numbers or two tensors
             low_text, high_text = _torch_argument(low), _torch_argument(high)
         else:
             low_text, high_text = low.torch, high.torch

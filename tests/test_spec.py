@@ -288,14 +288,16 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
          "torch.exp((x - y) / alpha) / (1 + x)"),
         ("x * (n % 3 == 0)", "x * acc_t(n % 3 == 0)", None),
         ("flip ? -x : x", "flip ? -x : x", "-x if flip else x"),
-        ("flip && n > 1 ? x : 2", "flip && n > 1 ? x : acc_t(2)", "x if flip and n > 1 else 2"),
+        # A tensor either way: torch functions around it take tensors only.
+        ("flip && n > 1 ? x : 2", "flip && n > 1 ? x : acc_t(2)",
+         "x if flip and n > 1 else torch.tensor(2, dtype=torch.float64)"),
         ("alpha > 0 ? x : -x", "where(alpha > acc_t(0), x, -x)", "x if alpha > 0 else -x"),
         ("(x > 0) & (y < 1) ? grad : 0", "where((x > acc_t(0)) & (y < acc_t(1)), grad, acc_t(0))",
          "torch.where((x > 0) & (y < 1), grad, 0)"),
         ("x > 0 && flip ? x : y", "where(x > acc_t(0) && flip, x, y)", "torch.where((x > 0) & flip, x, y)"),
         # Truth values as numbers: 0 or 1, as C++'s acc_t makes them (torch subtracts no bool).
         ("(x > 0) * grad - !y", "acc_t(x > acc_t(0)) * grad - acc_t(!y)",
-         "(x > 0).int() * grad - torch.logical_not(y).int()"),
+         "(x > 0).to(x.dtype) * grad - torch.logical_not(y).to(y.dtype)"),
         ("x > y", "acc_t(x > y)", "x > y"),
         ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.tensor(alpha, dtype=torch.float64)) * x"),
         ("round(x)", "round(x)", None),

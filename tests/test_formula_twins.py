@@ -1,0 +1,137 @@
+"""A formula's PyTorch twin (the default reference of the generated tests) computes what its
+C++ computes: random formulas over tensors and int, float and bool scalars, their C++ compiled
+against a rendered project's own math header (acc_t double) and run on a grid of values, their
+twins evaluated by torch in float64.
+
+The twin is the ground truth the generated tests hold the kernels to: where it reads a formula
+otherwise than C++ (`(x > 0) - (x < 0)` raised in torch, `k && 2` was 2 in Python, `!(a && b)`
+lost its parentheses), the user's tests fail for an op that is right.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+from opgen.cpp_expression import BOOL, FLOAT, INT, ExpressionError, parse
+
+from .conftest import render
+
+NAMES = {"x": FLOAT, "y": FLOAT, "a": FLOAT, "k": INT, "flag": BOOL}
+TENSORS = {"x", "y"}
+SIGNATURE = "x: Tensor, y: Tensor, a: float = 0.5, k: int = 2, flag: bool = True"
+LEAVES = ["x", "y", "a", "k", "flag", "0", "1", "2", "0.5", "3", "1e-3", "2.5f", "0x10"]
+BINARY = ["+", "-", "*", "/", "<", ">", "<=", ">=", "==", "!=", "&&", "||", "&", "|", "^", "%"]
+# Not rsqrt and copysign: of a signed zero or a NaN (fmax(-0.0, 0.0), sqrt(-1)), C and torch
+# may return either sign, as IEEE allows, and these two show it.
+ONE_ARGUMENT = ["exp", "abs", "fabs", "floor", "ceil", "sqrt", "tanh", "log1p", "trunc", "rint", "sin",
+                "expm1", "erf", "exp2"]
+TWO_ARGUMENTS = ["min", "max", "fmax", "fmin", "pow", "fmod", "atan2", "hypot"]
+XS = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
+YS = [0.5, 2.0, -1.0, 0.0, -3.0, 1.0, 0.25, -0.5]
+SCALARS = [(0.5, 2, True), (-1.5, -3, False), (0.0, 0, True)]  # a, k, flag
+
+
+def random_formula(rng: random.Random, depth: int) -> str:
+    """A C++ expression of every operator and function opgen takes, parenthesized at random
+    depths (so that C++'s precedence decides some of it)."""
+    if depth <= 0 or rng.random() < 0.25:
+        return rng.choice(LEAVES)
+    pick = rng.random()
+    if pick < 0.45:
+        return f"({random_formula(rng, depth - 1)} {rng.choice(BINARY)} {random_formula(rng, depth - 1)})"
+    if pick < 0.55:
+        return f"{rng.choice(['-', '!', '+', '~'])}({random_formula(rng, depth - 1)})"
+    if pick < 0.65:
+        parts = [random_formula(rng, depth - 1) for _ in range(3)]
+        return f"({parts[0]} ? {parts[1]} : {parts[2]})"
+    if pick < 0.8:
+        return f"{rng.choice(ONE_ARGUMENT)}({random_formula(rng, depth - 1)})"
+    if pick < 0.95:
+        first, second = (random_formula(rng, depth - 1) for _ in range(2))
+        return f"{rng.choice(TWO_ARGUMENTS)}({first}, {second})"
+    return f"clamp({', '.join(random_formula(rng, depth - 1) for _ in range(3))})"
+
+
+def accepted_formulas(count: int, seed: int) -> list:
+    """`count` formulas that read x, that opgen accepts and writes a PyTorch twin for."""
+    rng = random.Random(seed)
+    formulas = []
+    while len(formulas) < count:
+        text = random_formula(rng, rng.randint(1, 4))
+        try:
+            formula = parse(text, NAMES, TENSORS)
+        except ExpressionError:
+            continue
+        if formula.torch is not None and "x" in formula.used:
+            formulas.append((text, formula))
+    return formulas
+
+
+def cpp_values(project, formulas) -> list[float]:
+    """Each formula's C++ on the grid, through the project's math header (its min, max, clamp,
+    divide, where and pow), in the order: scalars, then x and y, then formula."""
+    functions = "\n".join(f"double f{i}(acc_t x, acc_t y, acc_t a, int64_t k, bool flag) {{ "
+                          f"return {f.cpp}; }}"
+                          for i, (_, f) in enumerate(formulas))
+    calls = "\n".join(f'      std::printf("%.17g\\n", twin::f{i}(xs[j], ys[j], as[s], ks[s], flags[s]));'
+                      for i in range(len(formulas)))
+    grid = "\n".join([
+        f"  const double xs[] = {{{', '.join(map(str, XS))}}};",
+        f"  const double ys[] = {{{', '.join(map(str, YS))}}};",
+        f"  const double as[] = {{{', '.join(str(a) for a, _, _ in SCALARS)}}};",
+        f"  const int64_t ks[] = {{{', '.join(str(k) for _, k, _ in SCALARS)}}};",
+        f"  const bool flags[] = {{{', '.join(str(f).lower() for _, _, f in SCALARS)}}};",
+    ])
+    source = project / "twins.cpp"
+    source.write_text(f"""#include <cstdio>
+#include "csrc/twin_math.h"
+namespace twin {{
+using acc_t = double;
+{functions}
+}}  // namespace twin
+int main() {{
+{grid}
+  for (int s = 0; s < {len(SCALARS)}; ++s)
+    for (int j = 0; j < {len(XS)}; ++j) {{
+{calls}
+    }}
+}}
+""")
+    compiler = shutil.which("c++") or shutil.which("g++")
+    built = subprocess.run([compiler, "-std=c++17", "-O0", "-w", str(source), "-o", str(project / "twins")],
+                           capture_output=True, text=True, cwd=project)
+    assert built.returncode == 0, built.stderr[-3000:]
+    run = subprocess.run([str(project / "twins")], capture_output=True, text=True, check=True)
+    return [float(v) for v in run.stdout.split()]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_pytorch_twin_of_a_random_formula_computes_what_its_cpp_computes(tmp_path, seed):
+    formulas = accepted_formulas(250, seed)
+    project = render(tmp_path, "twin", "--signature", SIGNATURE, "--forward", "x", "--no-backward")
+    values = cpp_values(project, formulas)
+    x, y = torch.tensor(XS, dtype=torch.float64), torch.tensor(YS, dtype=torch.float64)
+    wrong = []
+    for s, (a, k, flag) in enumerate(SCALARS):
+        for i, (text, formula) in enumerate(formulas):
+            cpp = torch.tensor([values[(s * len(XS) + j) * len(formulas) + i] for j in range(len(XS))],
+                               dtype=torch.float64)
+            try:
+                twin = eval(formula.torch, {"x": x, "y": y, "a": a, "k": k, "flag": flag, "torch": torch})
+            except ZeroDivisionError:  # an integer divided by 0: undefined in C++ too
+                continue
+            except Exception as error:  # the twin must run: any error is what this test finds
+                wrong.append(f"{text}: its twin {formula.torch} raised {type(error).__name__}: {error}")
+                continue
+            twin = torch.as_tensor(twin, dtype=torch.float64).expand_as(x)
+            same = torch.isclose(twin, cpp, rtol=1e-12, atol=0.0, equal_nan=True)
+            if not same.all():
+                j = int((~same).nonzero()[0])
+                wrong.append(f"{text} at x={XS[j]}, y={YS[j]}, a={a}, k={k}, flag={flag}: "
+                             f"C++ {cpp[j].item()}, its twin {formula.torch} {twin[j].item()}")
+    assert not wrong, "\n".join(wrong[:10])
