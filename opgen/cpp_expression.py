@@ -93,7 +93,7 @@ _TORCH_FUNCTIONS = {**{name: name for name in """abs exp exp2 expm1 log log2 log
 # Where torch takes a Python number for an argument (by position); elsewhere a number is
 # made a float64 tensor first.
 _NUMBER_ARGUMENTS = {"pow": (0, 1), "fmod": (1,), "copysign": (1,)}
-_FLOAT64_NUMBER = "torch.tensor({}, dtype=torch.float64)"
+_FLOAT64_NUMBER = "torch.as_tensor({}, dtype=torch.float64)"
 
 
 class ExpressionError(ValueError):

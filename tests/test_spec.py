@@ -275,7 +275,7 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("x > 0 ? x : 0.01f * x", "where(x > acc_t(0), x, acc_t(0.01) * x)",
          "torch.where(x > 0, x, 0.01 * x)"),
         ("expf(-x) + fminf(x, 1.0f)", "exp(-x) + fmin(x, acc_t(1.0))",
-         "torch.exp(-x) + torch.fmin(x, torch.tensor(1.0, dtype=torch.float64))"),
+         "torch.exp(-x) + torch.fmin(x, torch.as_tensor(1.0, dtype=torch.float64))"),
         ("min(x, 0) + max(x, y)", "min(x, acc_t(0)) + max(x, y)",
          "torch.clamp(x, max=0) + torch.maximum(x, y)"),
         ("clamp(x, -1, alpha)", "clamp(x, acc_t(-1), alpha)", "torch.clamp(x, -1, alpha)"),
@@ -290,7 +290,7 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("flip ? -x : x", "flip ? -x : x", "-x if flip else x"),
         # A tensor either way: torch functions around it take tensors only.
         ("flip && n > 1 ? x : 2", "flip && n > 1 ? x : acc_t(2)",
-         "x if flip and n > 1 else torch.tensor(2, dtype=torch.float64)"),
+         "x if flip and n > 1 else torch.as_tensor(2, dtype=torch.float64)"),
         ("alpha > 0 ? x : -x", "where(alpha > acc_t(0), x, -x)", "x if alpha > 0 else -x"),
         ("(x > 0) & (y < 1) ? grad : 0", "where((x > acc_t(0)) & (y < acc_t(1)), grad, acc_t(0))",
          "torch.where((x > 0) & (y < 1), grad, 0)"),
@@ -299,7 +299,7 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("(x > 0) * grad - !y", "acc_t(x > acc_t(0)) * grad - acc_t(!y)",
          "(x > 0).to(x.dtype) * grad - torch.logical_not(y).to(y.dtype)"),
         ("x > y", "acc_t(x > y)", "x > y"),
-        ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.tensor(alpha, dtype=torch.float64)) * x"),
+        ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.as_tensor(alpha, dtype=torch.float64)) * x"),
         ("round(x)", "round(x)", None),
         # rint and nearbyint round halves to even, as torch.round does (C's round: away from 0).
         ("rint(x * alpha) + nearbyintf(y)", "rint(x * alpha) + nearbyint(y)",
