@@ -282,7 +282,10 @@ class _Parser:
             kind = FLOAT
             cpp = f"{WHERE}({_lane_truth(condition)}, {_acc(if_true)}, {_acc(if_false)})"
         else:
-            kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) else if_true.kind
+            # A mask (a comparison of floating values) meeting an integer in ?: would become a
+            # mask too where acc_t is Lanes (4 read as true: 1): both branches acc_t then.
+            masks = if_true.lanes or if_false.lanes
+            kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) or masks else if_true.kind
             if kind == FLOAT:
                 branches = _acc(if_true), _acc(if_false)
             else:

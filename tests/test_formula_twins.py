@@ -1,15 +1,17 @@
-"""A formula's PyTorch twin (the default reference of the generated tests) computes what its
-C++ computes: random formulas over tensors and int, float and bool scalars, their C++ compiled
-against a rendered project's own math header (acc_t double) and run on a grid of values, their
-twins evaluated by torch in float64.
-
-The twin is the ground truth the generated tests hold the kernels to: where it reads a formula
-otherwise than C++ (`(x > 0) - (x < 0)` raised in torch, `k && 2` was 2 in Python, `!(a && b)`
-lost its parentheses), the user's tests fail for an op that is right.
+"""Every spelling of a formula computes the same: random formulas over tensors and int, float
+and bool scalars, their C++ compiled against a rendered project's own math header and run on a
+grid of values,
+- against their PyTorch twins (the generated tests' default reference) in float64: where the
+  twin reads a formula otherwise than C++ (`(x > 0) - (x < 0)` raised in torch, `k && 2` was 2
+  in Python, `!(a && b)` lost its parentheses), the user's tests fail for an op that is right;
+- on Lanes (csrc/cpu_lanes.h, the CPU loops' vectors: 8 doubles or 16 floats with AVX2)
+  against the same C++ on one value at a time: where they differ, the CPU computes another op
+  than CUDA (`c ? x <= 3 : 4` gave 1 for the 4 on Lanes, whose comparisons are masks).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import subprocess
@@ -134,4 +136,73 @@ def test_the_pytorch_twin_of_a_random_formula_computes_what_its_cpp_computes(tmp
                 j = int((~same).nonzero()[0])
                 wrong.append(f"{text} at x={XS[j]}, y={YS[j]}, a={a}, k={k}, flag={flag}: "
                              f"C++ {cpp[j].item()}, its twin {formula.torch} {twin[j].item()}")
+    assert not wrong, "\n".join(wrong[:10])
+
+
+def lanes_program(project, formulas) -> str:
+    """A program that prints each formula's Lanes values where they differ from its scalar
+    values (float: beyond 1e-5 relative, at::vec's erf and exp against the C library's)."""
+    functions = "\n".join(f"template <typename acc_t>\nacc_t f{i}(acc_t x, acc_t y, acc_t a, int64_t k, bool flag) "
+                          f"{{ return {f.cpp}; }}" for i, (_, f) in enumerate(formulas))
+    checks = "\n".join(f"  check({i}, [](auto x, auto y, auto a, int64_t k, bool flag) "
+                       f"{{ return twin::f{i}(x, y, a, k, flag); }});" for i in range(len(formulas)))
+    return f"""#include "csrc/cpu_lanes.h"  // first: it makes the file AVX2 code
+#include <cmath>
+#include <cstdio>
+#include "csrc/twin_math.h"
+namespace twin {{
+{functions}
+}}  // namespace twin
+const double xs[] = {{{', '.join(map(str, XS))}}}, ys[] = {{{', '.join(map(str, YS))}}};
+const double as[] = {{{', '.join(str(a) for a, _, _ in SCALARS)}}};
+const int64_t ks[] = {{{', '.join(str(k) for _, k, _ in SCALARS)}}};
+const bool flags[] = {{{', '.join(str(f).lower() for _, _, f in SCALARS)}}};
+template <typename T, typename F>
+void check_in(int formula, F f, double tolerance) {{
+  using L = CpuVec::Lanes<T>;
+  T x[64], y[64], out[64];
+  for (int j = 0; j < L::size(); ++j) x[j] = T(xs[j % {len(XS)}]), y[j] = T(ys[j % {len(XS)}]);
+  for (int s = 0; s < {len(SCALARS)}; ++s) {{
+    const L a(T(as[s]));
+    CpuVec::store(out, f(CpuVec::load<T>(x, 1, L::size()), CpuVec::load<T>(y, 1, L::size()), a, ks[s], flags[s]),
+                  L::size());
+    for (int j = 0; j < L::size(); ++j) {{
+      const T one = f(x[j], y[j], T(as[s]), ks[s], flags[s]);
+      if (!(one == out[j] || (one != one && out[j] != out[j]) ||
+            std::fabs(double(one) - double(out[j])) <= tolerance * std::fabs(double(one))))
+        std::printf("%d %d %d %.17g %.17g\\n", formula, s, j, double(out[j]), double(one));
+    }}
+  }}
+}}
+template <typename F>
+void check(int formula, F f) {{
+  check_in<double>(formula, f, 1e-12);
+  check_in<float>(formula, f, 1e-5);
+}}
+int main() {{
+{checks}
+}}
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="csrc/cpu_lanes.h's vectors are x86's AVX2")
+def test_a_random_formula_on_the_cpus_vectors_computes_what_it_computes_one_value_at_a_time(tmp_path):
+    formulas = accepted_formulas(250, 3)
+    project = render(tmp_path, "twin", "--signature", SIGNATURE, "--forward", "x", "--no-backward")
+    (project / "lanes.cpp").write_text(lanes_program(project, formulas))
+    torch_dir = os.path.dirname(torch.__file__)
+    include, lib = os.path.join(torch_dir, "include"), os.path.join(torch_dir, "lib")
+    compiler = shutil.which("c++") or shutil.which("g++")
+    built = subprocess.run([compiler, "-std=c++17", "-O1", "-w", f"-I{include}", "lanes.cpp", "-o", "lanes",
+                            f"-L{lib}", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{lib}"],
+                           capture_output=True, text=True, cwd=project)
+    assert built.returncode == 0, built.stderr[-3000:]
+    run = subprocess.run(["./lanes"], capture_output=True, text=True, cwd=project, check=True)
+    wrong = []
+    for line in run.stdout.splitlines():
+        formula, s, j, lanes, one = line.split()
+        a, k, flag = SCALARS[int(s)]
+        text, written = formulas[int(formula)]
+        wrong.append(f"{text} ({written.cpp}) at x={XS[int(j) % len(XS)]}, a={a}, k={k}, flag={flag}: "
+                     f"{lanes} on Lanes, {one} one value at a time")
     assert not wrong, "\n".join(wrong[:10])

@@ -299,6 +299,10 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("(x > 0) * grad - !y", "acc_t(x > acc_t(0)) * grad - acc_t(!y)",
          "(x > 0).to(x.dtype) * grad - torch.logical_not(y).to(y.dtype)"),
         ("x > y", "acc_t(x > y)", "x > y"),
+        # A comparison of floats meeting an integer in ?: (a mask where acc_t is Lanes, which
+        # took the 4 for true: 1): both branches acc_t.
+        ("flip ? x <= 3 : 2 * 2", "flip ? acc_t(x <= acc_t(3)) : acc_t(2 * 2)",
+         "(x <= 3).to(x.dtype) if flip else torch.as_tensor(2 * 2, dtype=torch.float64)"),
         ("exp(alpha) * x", "exp(alpha) * x", "torch.exp(torch.as_tensor(alpha, dtype=torch.float64)) * x"),
         ("round(x)", "round(x)", None),
         # rint and nearbyint round halves to even, as torch.round does (C's round: away from 0).
