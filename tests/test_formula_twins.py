@@ -142,8 +142,9 @@ def test_the_pytorch_twin_of_a_random_formula_computes_what_its_cpp_computes(tmp
 def lanes_program(project, formulas) -> str:
     """A program that prints each formula's Lanes values where they differ from its scalar
     values (float: beyond 1e-5 relative, at::vec's erf and exp against the C library's)."""
-    functions = "\n".join(f"template <typename acc_t>\nacc_t f{i}(acc_t x, acc_t y, acc_t a, int64_t k, bool flag) "
-                          f"{{ return {f.cpp}; }}" for i, (_, f) in enumerate(formulas))
+    functions = "\n".join(f"template <typename acc_t>\n"
+                          f"acc_t f{i}(acc_t x, acc_t y, acc_t a, int64_t k, bool flag) {{ return {f.cpp}; }}"
+                          for i, (_, f) in enumerate(formulas))
     checks = "\n".join(f"  check({i}, [](auto x, auto y, auto a, int64_t k, bool flag) "
                        f"{{ return twin::f{i}(x, y, a, k, flag); }});" for i in range(len(formulas)))
     return f"""#include "csrc/cpu_lanes.h"  // first: it makes the file AVX2 code
@@ -164,8 +165,8 @@ void check_in(int formula, F f, double tolerance) {{
   for (int j = 0; j < L::size(); ++j) x[j] = T(xs[j % {len(XS)}]), y[j] = T(ys[j % {len(XS)}]);
   for (int s = 0; s < {len(SCALARS)}; ++s) {{
     const L a(T(as[s]));
-    CpuVec::store(out, f(CpuVec::load<T>(x, 1, L::size()), CpuVec::load<T>(y, 1, L::size()), a, ks[s], flags[s]),
-                  L::size());
+    const L x_lanes = CpuVec::load<T>(x, 1, L::size()), y_lanes = CpuVec::load<T>(y, 1, L::size());
+    CpuVec::store(out, f(x_lanes, y_lanes, a, ks[s], flags[s]), L::size());
     for (int j = 0; j < L::size(); ++j) {{
       const T one = f(x[j], y[j], T(as[s]), ks[s], flags[s]);
       if (!(one == out[j] || (one != one && out[j] != out[j]) ||
