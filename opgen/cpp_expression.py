@@ -285,7 +285,9 @@ class _Parser:
             # A mask (a comparison of floating values) meeting an integer in ?: would become a
             # mask too where acc_t is Lanes (4 read as true: 1): both branches acc_t then.
             masks = if_true.lanes or if_false.lanes
-            kind = FLOAT if FLOAT in (if_true.kind, if_false.kind) or masks else if_true.kind
+            # Otherwise C++'s common type: a truth value meeting an integer is an integer.
+            kind = (FLOAT if FLOAT in (if_true.kind, if_false.kind) or masks
+                    else INT if INT in (if_true.kind, if_false.kind) else BOOL)
             if kind == FLOAT:
                 branches = _acc(if_true), _acc(if_false)
             else:
@@ -415,9 +417,11 @@ class _Parser:
                 operand = Node(FLOAT, operand.tensor, _acc(operand),
                                None if operand.torch is None else _torch_number(operand), why=operand.why)
             kind = BOOL if operator == "!" else INT if operand.kind == BOOL else operand.kind
-            # -0.5 stays one number, written acc_t(-0.5) where it meets floating values.
-            literal = operator + operand.literal if operand.literal and operator in "+-" else None
-            cpp = f"{operator}{operand.cpp}"
+            # -0.5 stays one number, written acc_t(-0.5) where it meets floating values; -(-2)
+            # is 2 (the number "--2" would be C++'s decrement, which does not compile).
+            literal = _signed(operator, operand.literal) if operand.literal and operator in "+-" else None
+            signed = operand.cpp[:1] in ("+", "-")
+            cpp = f"{operator}({operand.cpp})" if signed else f"{operator}{operand.cpp}"
             if operand.torch is None:
                 return Node(kind, operand.tensor, cpp, None, literal, why=operand.why, lanes=operand.lanes)
             if operator == "!":
@@ -548,6 +552,12 @@ def _torch_call(name: str, arguments: list[Node]) -> tuple[str | None, str | Non
     spelled = [a.torch if a.tensor or i in numbers_taken else _torch_argument(a)
                for i, a in enumerate(arguments)]
     return f"torch.{_TORCH_FUNCTIONS[name]}({', '.join(spelled)})", None
+
+
+def _signed(operator: str, literal: str) -> str:
+    """The number `literal` with the sign `operator` (+ or -) applied: - of -2 is 2."""
+    sign, digits = (literal[0], literal[1:]) if literal[0] in "+-" else ("+", literal)
+    return ("-" if (operator == "-") != (sign == "-") else "") + digits
 
 
 def _why(*nodes: Node) -> str | None:

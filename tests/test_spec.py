@@ -299,6 +299,11 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("(x > 0) * grad - !y", "acc_t(x > acc_t(0)) * grad - acc_t(!y)",
          "(x > 0).to(x.dtype) * grad - torch.logical_not(y).to(y.dtype)"),
         ("x > y", "acc_t(x > y)", "x > y"),
+        # Signs of signs: "--2" is C++'s decrement (the op did not build).
+        ("-(-2) * x + - -x", "acc_t(2) * x + -(-x)", "--2 * x + --x"),
+        # A truth value meeting an integer in ?: is an integer, as in C++ (here 1 was the bound).
+        ("clamp(x, 0, flip ? flip : n)", "clamp(x, acc_t(0), acc_t(flip ? flip : n))",
+         "torch.clamp(x, 0, flip if flip else n)"),
         # A comparison of floats meeting an integer in ?: (a mask where acc_t is Lanes, which
         # took the 4 for true: 1): both branches acc_t.
         ("flip ? x <= 3 : 2 * 2", "flip ? acc_t(x <= acc_t(3)) : acc_t(2 * 2)",
