@@ -46,8 +46,9 @@ def random_formula(rng: random.Random, depth: int) -> str:
     pick = rng.random()
     if pick < 0.45:
         return f"({random_formula(rng, depth - 1)} {rng.choice(BINARY)} {random_formula(rng, depth - 1)})"
-    if pick < 0.55:
-        return f"{rng.choice(['-', '!', '+', '~'])}({random_formula(rng, depth - 1)})"
+    if pick < 0.55:  # with parentheses around its operand or without (`- -x`: two tokens)
+        operand = random_formula(rng, depth - 1)
+        return f"{rng.choice(['-', '!', '+', '~'])}{operand if rng.random() < 0.5 else f'({operand})'}"
     if pick < 0.65:
         parts = [random_formula(rng, depth - 1) for _ in range(3)]
         return f"({parts[0]} ? {parts[1]} : {parts[2]})"
