@@ -297,9 +297,9 @@ class _Parser:
         tensor = condition.tensor or if_true.tensor or if_false.tensor
         if None in (condition.torch, if_true.torch, if_false.torch):
             return Node(kind, tensor, cpp, None, why=_why(condition, if_true, if_false), lanes=lanes)
-        if kind == FLOAT:  # C++ made each branch acc_t: a truth value 0 or 1
-            if_true = replace(if_true, torch=_torch_number(if_true, scalars=False))
-            if_false = replace(if_false, torch=_torch_number(if_false, scalars=False))
+        if kind != BOOL:  # C++ made each branch acc_t or an integer: a truth value 0 or 1
+            if_true = replace(if_true, torch=_torch_number(if_true))
+            if_false = replace(if_false, torch=_torch_number(if_false))
         if condition.tensor:
             # torch.where of two numbers would be float32; one float64 tensor keeps float64.
             true_value = if_true.torch if if_true.tensor or if_false.tensor else _torch_argument(if_true)

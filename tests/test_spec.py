@@ -303,7 +303,9 @@ def test_a_hand_edited_record_is_refused_naming_the_op():
         ("-(-2) * x + - -x", "acc_t(2) * x + -(-x)", "--2 * x + --x"),
         # A truth value meeting an integer in ?: is an integer, as in C++ (here 1 was the bound).
         ("clamp(x, 0, flip ? flip : n)", "clamp(x, acc_t(0), acc_t(flip ? flip : n))",
-         "torch.clamp(x, 0, flip if flip else n)"),
+         "torch.clamp(x, 0, (1 if flip else 0) if flip else n)"),
+        # ... and so 0 or 1 in its twin: torch subtracts no bool (x - True raised).
+        ("x - (n ? 3 : flip)", "x - acc_t(n ? 3 : flip)", "x - (3 if n else 1 if flip else 0)"),
         # A comparison of floats meeting an integer in ?: (a mask where acc_t is Lanes, which
         # took the 4 for true: 1): both branches acc_t.
         ("flip ? x <= 3 : 2 * 2", "flip ? acc_t(x <= acc_t(3)) : acc_t(2 * 2)",
