@@ -69,13 +69,27 @@ using std::tgamma;
 using std::trunc;
 #endif
 
-#if !defined(__CUDACC__)
-// pow(x, 2) in the type of x, as CUDA's pow(float, int) (std::pow(float, int) is a double).
-inline float pow(float base, int exponent) {
-  return static_cast<float>(std::pow(static_cast<double>(base), exponent));
-}
-inline double pow(double base, int exponent) { return std::pow(base, exponent); }
+#if defined(__CUDACC__)
+// CUDA's pow, beside the integer power below (which would hide it otherwise).
+using ::pow;
 #endif
+// pow(x, 2): an integer power in the type of x, by multiplication, on the host and the GPU
+// alike (and on the CPU's vectors, csrc/cpu_lanes.h). std::pow(float, int) is a double, and
+// with GCC's headers so is CUDA's: a float kernel computed it in double.
+template <typename T>
+VECTOR_ADD_HOST_DEVICE T integer_power(T base, int exponent) {
+  if (exponent < 0) return T(1) / integer_power(base, -exponent);
+  if (exponent > 16) return pow(base, T(exponent));
+  T result = T(1);
+  for (; exponent > 0; exponent >>= 1, base = base * base) {
+    if (exponent & 1) result = result * base;
+  }
+  return result;
+}
+VECTOR_ADD_HOST_DEVICE float pow(float base, int exponent) { return integer_power(base, exponent); }
+VECTOR_ADD_HOST_DEVICE double pow(double base, int exponent) {
+  return integer_power(base, exponent);
+}
 
 #if !defined(__CUDA_ARCH__)
 // rsqrt(v) = 1 / sqrt(v): one instruction on the GPU (CUDA's rsqrt), the same by sqrt here.
