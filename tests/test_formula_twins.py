@@ -6,7 +6,9 @@ grid of values,
   in Python, `!(a && b)` lost its parentheses), the user's tests fail for an op that is right;
 - on Lanes (csrc/cpu_lanes.h, the CPU loops' vectors: 8 doubles or 16 floats with AVX2)
   against the same C++ on one value at a time: where they differ, the CPU computes another op
-  than CUDA (`c ? x <= 3 : 4` gave 1 for the 4 on Lanes, whose comparisons are masks).
+  than CUDA (`c ? x <= 3 : 4` gave 1 for the 4 on Lanes, whose comparisons are masks);
+- compiled by nvcc for the GPU, in float and double: a formula opgen accepts must build
+  (`clamp(pow(x, 2), 0, 1)` did not: CUDA's pow(float, int) was a double).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import torch
 
 from opgen.cpp_expression import BOOL, FLOAT, INT, ExpressionError, parse
 
-from .conftest import render
+from .conftest import HAS_NVCC, render
 
 NAMES = {"x": FLOAT, "y": FLOAT, "a": FLOAT, "k": INT, "flag": BOOL}
 TENSORS = {"x", "y"}
@@ -208,3 +210,31 @@ def test_a_random_formula_on_the_cpus_vectors_computes_what_it_computes_one_valu
         wrong.append(f"{text} ({written.cpp}) at x={XS[int(j) % len(XS)]}, a={a}, k={k}, flag={flag}: "
                      f"{lanes} on Lanes, {one} one value at a time")
     assert not wrong, "\n".join(wrong[:10])
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="no nvcc to compile the formulas' CUDA with")
+def test_a_random_formula_compiles_for_the_gpu_in_float_and_double(tmp_path):
+    formulas = accepted_formulas(300, 1)
+    project = render(tmp_path, "twin", "--signature", SIGNATURE, "--forward", "x", "--no-backward")
+    functions = "\n".join(f"template <typename acc_t>\n"
+                          f"__device__ acc_t f{i}(acc_t x, acc_t y, acc_t a, int64_t k, bool flag) "
+                          f"{{ return {f.cpp}; }}" for i, (_, f) in enumerate(formulas))
+    calls = "\n".join(f"  out[{i}] = twin::f{i}<float>(x[0], x[1], a, k, flag);\n"
+                       f"  out_double[{i}] = twin::f{i}<double>(x_double[0], x_double[1], a, k, flag);"
+                       for i in range(len(formulas)))
+    (project / "formulas.cu").write_text(f"""#include <cstdint>
+#include "csrc/twin_math.h"
+namespace twin {{
+{functions}
+}}  // namespace twin
+__global__ void formulas(const float* x, const double* x_double, float* out, double* out_double, float a,
+                         int64_t k, bool flag) {{
+{calls}
+}}
+""")
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    # As the generated setup.py passes them to nvcc (--expt-relaxed-constexpr: std's constexpr
+    # math on the device).
+    built = subprocess.run([nvcc, "-c", "-std=c++17", "-arch=sm_90", "--expt-relaxed-constexpr",
+                            "formulas.cu", "-o", "formulas.o"], capture_output=True, text=True, cwd=project)
+    assert built.returncode == 0, built.stderr[-3000:]
