@@ -55,6 +55,12 @@ MATH_FUNCTIONS: dict[str, int] = {
 # formula calls them, each element takes about ten times longer than an add.
 COSTLY_FUNCTIONS = frozenset("""exp exp2 expm1 log log2 log10 log1p cbrt sin cos tan asin acos atan
     sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma pow hypot atan2 fmod""".split())
+# The functions whose value is exact or correctly rounded in C's library and in CUDA's alike
+# (IEEE's sqrt and fma; the rest never round): the only ones --exact ops may call, with pow of
+# an integer exponent up to 16 (multiplications, csrc/<op>_math.h). The others differ in the
+# last bit between the CPU and the GPU (on an H200: exp, log1p, tanh, rsqrt and pow(x, 0.5)).
+EXACT_FUNCTIONS = frozenset("""abs fabs floor ceil trunc rint nearbyint round fmin fmax min max clamp
+    copysign fmod sqrt fma""".split())
 # The float-suffixed C names (expf, fminf, ...): the same functions, written generically.
 SUFFIXED = {f"{name}f": name for name in MATH_FUNCTIONS if name not in ("abs", "min", "max", "clamp")}
 # acc_t(...) converts to the accumulation type: acc_t(0.5) keeps float math in float.
@@ -141,6 +147,8 @@ class Formula:
     torch: str | None
     why_not_torch: str | None
     used: set[str] = field(default_factory=set)
+    # The calls whose value the CPU and CUDA may round differently (not EXACT_FUNCTIONS).
+    inexact: list[str] = field(default_factory=list)
     # The C++ as the body of a function: {"locals": [[name, C++], ...], "value": C++}, the
     # costly calls it makes more than once computed once (see shared_calls).
     body: dict = field(default_factory=dict)
@@ -241,6 +249,7 @@ class _Parser:
         self.names = names
         self.tensors = tensors
         self.used: set[str] = set()
+        self.inexact: list[str] = []
         self.substitutions = substitutions or {}
         self.spans: list[tuple[tuple[int, int], Node]] = []
 
@@ -503,8 +512,11 @@ class _Parser:
             (argument,) = arguments
             inner = argument.literal if argument.literal is not None else argument.cpp
             return Node(FLOAT, tensor, f"{CAST}({inner})", argument.torch, why=argument.why)
+        integer_power = (name == "pow" and arguments[1].kind == INT and arguments[1].literal is not None)
+        if name not in EXACT_FUNCTIONS and not (integer_power and abs(int(arguments[1].literal, 0)) <= 16):
+            self.inexact.append(f"{function.text}()")
         # Every argument in acc_t, so that the float overload is the one called; but an
-        # integer power stays one (CUDA's pow(float, int) multiplies).
+        # integer power stays one (multiplications, csrc/<op>_math.h).
         spelled = [a.literal if name == "pow" and i == 1 and a.kind == INT and a.literal else _acc(a)
                    for i, a in enumerate(arguments)]
         cpp = f"{name}({', '.join(spelled)})"
@@ -601,7 +613,7 @@ def parse(expression: str, names: dict[str, str] | set[str], tensors: set[str] |
     # mask (Lanes) needs.
     cpp = _acc(node)
     return Formula(cpp, torch_text, None if torch_text is not None else node.why, parser.used,
-                   shared_calls(cpp, names))
+                   parser.inexact, shared_calls(cpp, names))
 
 
 def costly_calls(cpp: str) -> int:

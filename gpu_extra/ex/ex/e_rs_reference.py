@@ -1,0 +1,12 @@
+"""e_rs written with PyTorch operations: what the kernels must compute.
+
+The tests evaluate it in float64 as the ground truth, and the benchmark times it in eager mode and
+under torch.compile as the baselines. Keep it in step with csrc/e_rs_math.h.
+"""
+
+import torch
+from torch import Tensor
+
+
+def reference(x: Tensor) -> Tensor:
+    return torch.rsqrt(x * x + 1)

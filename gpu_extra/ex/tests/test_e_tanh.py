@@ -1,0 +1,387 @@
+"""Tests of e_tanh on every available device and every supported dtype.
+
+Values are checked against a PyTorch reference evaluated in float64, gradients against
+autograd of that reference and gradcheck, the registration with torch.library.opcheck,
+and torch.compile against eager. NaN where the reference is NaN is a match.
+Inputs are normal values or, where the reference is not finite on those (log, sqrt, acos,
+...), those of the first range in INPUT_RANGES on which it is.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor
+
+from ex import WITH_CUDA
+from ex import e_tanh as op
+from ex import e_tanh_reference as reference_module
+
+from .conftest import DEVICES, TOLERANCES, assert_close_to_reference, needs_cuda
+
+DTYPES = [torch.float32, torch.float64]
+
+
+def library_op(name: str):
+    """torch.ops.ex.<name>, the op of that name that the library registers."""
+    return getattr(torch.ops.ex, name).default
+
+
+# Input elements of each tensor per output element.
+ITEM = 1
+
+
+def input_shape(shape: tuple) -> tuple:
+    """Each tensor input's shape for an output of `shape`."""
+    return shape
+
+
+# The output's dtype; None: the inputs' dtype.
+OUT_DTYPE = None
+TENSOR_ARGS = ["x"]
+# The scalar arguments' values in every test, and other values for one test: each float
+# negated and halved, each int one more, each bool flipped, so that no branch of the formulas
+# goes untested.
+SCALARS = {}
+
+
+# The values the tests draw for floating inputs: normal ones, unless the reference is not
+# finite on those (an op defined on part of the real line: log, sqrt, acos, logit); then
+# normal ones moved into the first of these ranges on which its values are.
+INPUT_RANGES = {
+    "normal": lambda t: t,
+    "positive": lambda t: t.abs() + 0.5,
+    "within (-1, 1)": lambda t: t.tanh() * 0.9,
+    "within (0, 1)": lambda t: t.sigmoid() * 0.8 + 0.1,
+    "above 1": lambda t: t.abs() + 1.5,
+}
+
+
+def finite_on(move) -> bool:
+    """Whether the reference are finite on 1000 normal values moved by move
+    (the same values on every run: their own generator, seeded)."""
+    values = torch.Generator().manual_seed(0)
+    inputs = {
+        name: move(torch.randn(input_shape((1000,)), dtype=torch.float64, generator=values))
+        for name in TENSOR_ARGS
+    }
+    try:
+        out = reference_module.reference(**inputs, **SCALARS)
+    except Exception:  # not defined there; an error everywhere shows in the tests themselves
+        return False
+    return bool(out.isfinite().all())
+
+
+INPUT_RANGE = next((name for name, move in INPUT_RANGES.items() if finite_on(move)), "normal")
+
+
+def random_tensor(shape, dtype, device) -> Tensor:
+    """Values of INPUT_RANGE for floating dtypes; integers over the dtype's range, int32 within
+    ±2^26 (past 2^24, where a float stops holding every integer; products of two still exact
+    in float64), not negative unless INPUT_RANGE is normal."""
+    if dtype.is_floating_point:
+        return INPUT_RANGES[INPUT_RANGE](torch.randn(shape, dtype=torch.float64)).to(
+            dtype=dtype, device=device
+        )
+    info = torch.iinfo(dtype)
+    low, high = max(info.min, -(1 << 26)), min(info.max + 1, 1 << 26)
+    size = shape if isinstance(shape, tuple) else (shape,)
+    return torch.randint(low if INPUT_RANGE == "normal" else 0, high, size).to(
+        device=device, dtype=dtype
+    )
+
+
+def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
+    """Random tensor arguments for an output of `shape`."""
+    shape = input_shape(shape if isinstance(shape, tuple) else (shape,))
+    inputs = {}
+    for name in TENSOR_ARGS:
+        t = random_tensor(shape, dtype, device)
+        inputs[name] = t
+    return inputs
+
+
+def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
+    """The reference on the same (rounded) input values, computed in float64."""
+    return reference_module.reference(
+        **{k: v.detach().double() for k, v in inputs.items()}, **scalars
+    ).double()
+
+
+def assert_close_to_float64_reference(
+    out: Tensor, inputs: dict[str, Tensor], scalars: dict = SCALARS
+) -> None:
+    """out as close to float64_reference as TOLERANCES says (either side of a rounding step:
+    conftest.assert_close_to_reference). The kernels compute in float64 where an input or
+    the output is float64, else in float32."""
+    in_dtypes = [t.dtype for t in inputs.values()]
+    computed_in = torch.float64 if torch.float64 in [*in_dtypes, out.dtype] else torch.float32
+    assert_close_to_reference(
+        out.double(),
+        lambda: float64_reference(inputs, scalars),
+        computed_in,
+        **TOLERANCES[out.dtype],
+    )
+
+
+def positional(inputs: dict[str, Tensor]) -> tuple:
+    """The arguments in the schema's order, for calling torch.ops directly."""
+    values = {**inputs, **SCALARS}
+    return tuple(values[name] for name in ["x"])
+
+
+def assert_matches_reference(
+    inputs: dict[str, Tensor], out: Tensor, scalars: dict = SCALARS
+) -> None:
+    first = inputs[TENSOR_ARGS[0]]
+    assert input_shape(out.shape) == first.shape
+    assert out.device == first.device
+    assert out.dtype == (OUT_DTYPE or first.dtype)
+    assert_close_to_float64_reference(out, inputs, scalars)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (1000,), (33, 65), (2, 3, 4099)], ids=str)
+def test_matches_float64_reference(device, dtype, shape):
+    inputs = make_inputs(shape, dtype, device)
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sizes_around_the_vector_width(device, dtype):
+    # The CUDA kernels move 16 bytes (2 to 8 elements) at a time and the rest one by one.
+    for n in [1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 255, 257, 1023, 1025]:
+        inputs = make_inputs((n,), dtype, device)
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 5)], ids=str)
+def test_empty_tensors(device, shape):
+    inputs = make_inputs(shape, DTYPES[0], device)
+    out = op(**inputs, **SCALARS)
+    assert out.shape == shape and out.dtype == (OUT_DTYPE or DTYPES[0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_dim_tensors(device):
+    inputs = make_inputs((), DTYPES[0], device)
+    out = op(**inputs, **SCALARS)
+    assert_matches_reference(inputs, out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_non_contiguous_inputs(device, dtype):
+    base = make_inputs((66, 130), dtype, device)
+    for view in (lambda t: t.transpose(0, 1), lambda t: t[::2, 1::3], lambda t: t[:, :-1]):
+        inputs = {k: view(v) for k, v in base.items()}
+        assert not inputs[TENSOR_ARGS[0]].is_contiguous()
+        out = op(**inputs, **SCALARS)
+        # Views that are dense (a transpose) keep their layout; others give contiguous results.
+        assert out.is_contiguous() or out.stride() == inputs[TENSOR_ARGS[0]].stride()
+        assert_matches_reference(inputs, out)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_views_with_a_storage_offset(device, dtype):
+    # Offsets that break 16-byte alignment send the CUDA kernels down the scalar path.
+    base = make_inputs((4101,), dtype, device)
+    for offset in (1, 2, 3, 8):
+        inputs = {k: v[offset:] for k, v in base.items()}
+        assert inputs[TENSOR_ARGS[0]].storage_offset() == offset * ITEM
+        assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+def test_meta_tensors_give_the_output_shape_and_dtype():
+    # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
+    # as it does when torch.compile traces the op.
+    inputs = make_inputs((4, 5), DTYPES[0], "meta")
+    out = op(**inputs, **SCALARS)
+    assert out.device.type == "meta"
+    assert out.shape == (4, 5) and out.dtype == (OUT_DTYPE or DTYPES[0])
+
+
+def test_a_backend_without_a_kernel_is_refused_naming_the_op():
+    # Kernels exist for CPU, CUDA and Meta tensors only. Any other backend (MPS, XPU, CUDA
+    # in a build without CUDA; sparse tensors here) is refused by the dispatcher.
+    shape = input_shape((4, 5))
+    inputs = {name: torch.ones(shape).to_sparse() for name in TENSOR_ARGS}
+    says = "Could not run 'ex::e_tanh' with arguments from the 'SparseCPU'"
+    with pytest.raises(NotImplementedError, match=says):
+        op(**inputs, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_inputs_that_require_grad_without_a_backward(device):
+    # Generated without a backward: inputs that require grad still give the right values
+    # (backpropagating through the op is not supported; torch warns if it is tried).
+    dtype = next(d for d in DTYPES if d.is_floating_point)
+    inputs = {k: v.requires_grad_() for k, v in make_inputs((8,), dtype, device).items()}
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
+    with torch.no_grad():
+        assert not op(**inputs, **SCALARS).requires_grad
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    # Schema, fake kernel, autograd registration and dispatch, checked by PyTorch itself.
+    inputs = make_inputs((5, 7), DTYPES[0], device, requires_grad=False)
+    torch.library.opcheck(library_op("e_tanh"), positional(inputs))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph_matches_eager(device):
+    def loss(**inputs):
+        return (op(**inputs, **SCALARS) * 3).sum()
+
+    inputs = make_inputs((1000,), DTYPES[0], device, requires_grad=True)
+    torch._dynamo.reset()
+    # fullgraph=True fails on any graph break: the op must trace as one node.
+    compiled = torch.compile(loss, fullgraph=True)
+    tolerance = TOLERANCES[OUT_DTYPE or DTYPES[0]]
+    # The compiled sum adds in another order: its rounding grows with the terms' sizes, not
+    # with the sum's (which may be near 0).
+    with torch.no_grad():
+        sizes = (op(**inputs, **SCALARS) * 3).abs()
+        atol = tolerance["rtol"] * sizes[sizes.isfinite()].sum().item()
+    # NaN where eager's sum is NaN is a match, as in the other tests (an op of 0 / 0).
+    torch.testing.assert_close(
+        compiled(**inputs),
+        loss(**inputs),
+        rtol=tolerance["rtol"],
+        atol=max(atol, tolerance["atol"]),
+        equal_nan=True,
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rejects_an_unsupported_dtype_naming_the_argument(device):
+    inputs = make_inputs((8,), DTYPES[0], device)
+    inputs[TENSOR_ARGS[-1]] = torch.zeros(8, dtype=torch.bool, device=device)
+    with pytest.raises(RuntimeError, match=f"{TENSOR_ARGS[-1]} has dtype torch.bool"):
+        op(**inputs, **SCALARS)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_channels_last_inputs_keep_their_layout_without_a_copy(device):
+    # Inputs that share a dense layout are read as they are, and the output takes it, as
+    # eager's elementwise ops do.
+    inputs = {
+        name: t.contiguous(memory_format=torch.channels_last)
+        for name, t in make_inputs((2, 3, 5, 7), DTYPES[0], device).items()
+    }
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        out = op(**inputs, **SCALARS)
+    copies = [e.name for e in profile.events() if e.name in ("aten::copy_", "aten::clone")]
+    assert not copies, copies
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    assert_matches_reference(inputs, out)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cpu_and_cuda_agree_bit_for_bit(dtype):
+    inputs = make_inputs((1 << 16) + 3, dtype, "cpu")
+    on_cpu = op(**inputs, **SCALARS)
+    on_cuda = op(**{k: v.cuda() for k, v in inputs.items()}, **SCALARS)
+    assert torch.equal(on_cpu, on_cuda.cpu())
+
+
+@needs_cuda
+def test_cuda_kernels_were_built():
+    assert WITH_CUDA, "built without CUDA: rebuild where nvcc is found"
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_tensor_on_cuda(dtype):
+    inputs = make_inputs((1 << 22) + 3, dtype, "cuda")
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
+def fill_periodically_(dst: Tensor, src: Tensor) -> Tensor:
+    """dst[i] = src[i % len(src)] for 1-D tensors, in a few copies on dst's device."""
+    done = min(len(src), len(dst))
+    dst[:done].copy_(src[:done])
+    while done < len(dst):  # done stays a multiple of len(src) until the last copy
+        step = min(done, len(dst) - done)
+        dst[done : done + step].copy_(dst[:step])
+        done += step
+    return dst
+
+
+@needs_cuda
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "storage_offset"])
+def test_more_than_2_to_the_31_elements(offset):
+    # 64-bit indexing: a 32-bit index overflows past 2^31 - 1 elements. The smallest dtype
+    # keeps memory down; offset 1 sends the kernel down the scalar (unaligned) path.
+    dtype = min(DTYPES, key=lambda d: d.itemsize)
+    n = (1 << 31) + 1029  # output elements; odd, so there is a tail after the vectors
+    per_output = len(TENSOR_ARGS) * ITEM * dtype.itemsize + (OUT_DTYPE or dtype).itemsize
+    needed, free = n * per_output + (1 << 30), torch.cuda.mem_get_info()[0]
+    if free < needed:
+        pytest.skip(f"needs {needed / 2**30:.1f} GiB of free GPU memory, {free / 2**30:.1f} free")
+    inputs = out = flat = window = None
+    try:
+        # Random values repeating with a period that does not divide 2^31.
+        pattern = make_inputs(((1 << 20) + 7,), dtype, "cuda")
+        inputs = {}
+        for name in TENSOR_ARGS:
+            flat = torch.empty(offset + n * ITEM, dtype=dtype, device="cuda")[offset:]
+            fill_periodically_(flat, pattern[name].reshape(-1))
+            inputs[name] = flat.view(input_shape((n,)))
+        out = op(**inputs, **SCALARS)
+        assert out.shape == (n,)
+        # Values at the start, where the input and the output indices pass 2^31, and at
+        # the end: copying the whole output to the CPU would take minutes.
+        for start in (0, (1 << 31) // ITEM - 512, (1 << 31) - 512, n - 1024):
+            window = {name: t[start : start + 1024] for name, t in inputs.items()}
+            assert_close_to_float64_reference(out[start : start + 1024], window)
+    finally:
+        # Frees the memory even where a failure's traceback keeps this frame alive.
+        inputs = out = flat = window = None
+        torch.cuda.empty_cache()
+
+
+@needs_cuda
+def test_runs_on_the_current_stream():
+    inputs = make_inputs((1 << 20,), DTYPES[0], "cuda")
+    new_values = make_inputs((1 << 20,), DTYPES[0], "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        # The stream is busy, then writes new inputs: a kernel launched on any other stream
+        # runs at once and reads the old ones.
+        torch.cuda._sleep(100_000_000)
+        for name in TENSOR_ARGS:
+            inputs[name].copy_(new_values[name])
+        out = op(**inputs, **SCALARS)
+    stream.synchronize()
+    assert_matches_reference(new_values, out)
+
+
+@needs_cuda
+def test_captured_in_a_cuda_graph():
+    inputs = make_inputs((4097,), DTYPES[0], "cuda")
+    op(**inputs, **SCALARS)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = op(**inputs, **SCALARS)
+    for name in TENSOR_ARGS:  # new values in the captured buffers
+        inputs[name].copy_(random_tensor(inputs[name].shape, DTYPES[0], "cuda"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_matches_reference(inputs, out)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_inputs_on_a_device_other_than_the_current_one():
+    inputs = make_inputs((1025,), DTYPES[0], "cuda:1")
+    with torch.cuda.device(0):
+        out = op(**inputs, **SCALARS)
+    assert out.device == torch.device("cuda:1")
+    assert_matches_reference(inputs, out)
