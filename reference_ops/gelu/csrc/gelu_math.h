@@ -74,8 +74,8 @@ using std::trunc;
 using ::pow;
 #endif
 // pow(x, 2): an integer power in the type of x, by multiplication, on the host and the GPU
-// alike (and on the CPU's vectors, csrc/cpu_lanes.h). std::pow(float, int) is a double, and
-// with GCC's headers so is CUDA's: a float kernel computed it in double.
+// alike, as on the CPU's vectors. std::pow(float, int) is a double, and with GCC's headers so
+// is CUDA's: a float kernel computed it in double.
 template <typename T>
 GELU_HOST_DEVICE T integer_power(T base, int exponent) {
   if (exponent < 0) return T(1) / integer_power(base, -exponent);
