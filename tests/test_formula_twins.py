@@ -38,6 +38,14 @@ TWO_ARGUMENTS = ["min", "max", "fmax", "fmin", "pow", "fmod", "atan2", "hypot"]
 XS = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
 YS = [0.5, 2.0, -1.0, 0.0, -3.0, 1.0, 0.25, -0.5]
 SCALARS = [(0.5, 2, True), (-1.5, -3, False), (0.0, 0, True)]  # a, k, flag
+# The grid as C++ arrays, for the programs below.
+GRID = "\n".join([
+    f"const double xs[] = {{{', '.join(map(str, XS))}}};",
+    f"const double ys[] = {{{', '.join(map(str, YS))}}};",
+    f"const double as[] = {{{', '.join(str(a) for a, _, _ in SCALARS)}}};",
+    f"const int64_t ks[] = {{{', '.join(str(k) for _, k, _ in SCALARS)}}};",
+    f"const bool flags[] = {{{', '.join(str(f).lower() for _, _, f in SCALARS)}}};",
+])
 
 
 def random_formula(rng: random.Random, depth: int) -> str:
@@ -85,13 +93,7 @@ def cpp_values(project, formulas) -> list[float]:
                           for i, (_, f) in enumerate(formulas))
     calls = "\n".join(f'      std::printf("%.17g\\n", twin::f{i}(xs[j], ys[j], as[s], ks[s], flags[s]));'
                       for i in range(len(formulas)))
-    grid = "\n".join([
-        f"  const double xs[] = {{{', '.join(map(str, XS))}}};",
-        f"  const double ys[] = {{{', '.join(map(str, YS))}}};",
-        f"  const double as[] = {{{', '.join(str(a) for a, _, _ in SCALARS)}}};",
-        f"  const int64_t ks[] = {{{', '.join(str(k) for _, k, _ in SCALARS)}}};",
-        f"  const bool flags[] = {{{', '.join(str(f).lower() for _, _, f in SCALARS)}}};",
-    ])
+    grid = GRID
     source = project / "twins.cpp"
     source.write_text(f"""#include <cstdio>
 #include "csrc/twin_math.h"
@@ -157,10 +159,7 @@ def lanes_program(project, formulas) -> str:
 namespace twin {{
 {functions}
 }}  // namespace twin
-const double xs[] = {{{', '.join(map(str, XS))}}}, ys[] = {{{', '.join(map(str, YS))}}};
-const double as[] = {{{', '.join(str(a) for a, _, _ in SCALARS)}}};
-const int64_t ks[] = {{{', '.join(str(k) for _, k, _ in SCALARS)}}};
-const bool flags[] = {{{', '.join(str(f).lower() for _, _, f in SCALARS)}}};
+{GRID}
 template <typename T, typename F>
 void check_in(int formula, F f, double tolerance) {{
   using L = CpuVec::Lanes<T>;
