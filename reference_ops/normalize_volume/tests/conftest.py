@@ -66,6 +66,24 @@ TOLERANCES = {
     torch.int8: dict(rtol=0, atol=1),
 }
 
+# A formula whose terms cancel ((x + y)^2 - x^2 - 2 x y; tanh GELU's gradient near x = -0.75)
+# loses digits to float32's rounding that no kernel can keep: PyTorch's own float32 result
+# misses the float64 reference as far. Where the reference computed in float32 misses it by
+# more than TOLERANCES allow, an op may miss it by up to FLOAT_ERROR_FACTOR times as much.
+FLOAT_ERROR_FACTOR = 16
+
+
+def allowing_float_error(tolerance: dict, expected: torch.Tensor, in_float: torch.Tensor) -> dict:
+    """tolerance, its atol raised to FLOAT_ERROR_FACTOR times the largest difference between
+    in_float (the reference computed in float32, as the kernels compute) and expected (the
+    reference in float64)."""
+    error = (in_float.double() - expected.double()).abs()
+    error = error[error.isfinite()]
+    if error.numel() == 0:
+        return tolerance
+    return {**tolerance, "atol": max(tolerance["atol"], FLOAT_ERROR_FACTOR * error.max().item())}
+
+
 # Rounding functions jump. Where a value an op rounds lies within float32's error of a jump
 # (x * 127 / a: 28.4999999 in float32, 28.5000001 in float64), the kernel and the float64
 # reference round it a step apart, and both are right. So where the reference calls
@@ -111,15 +129,19 @@ def _rounding_moved(move):
 
 
 def assert_close_to_reference(
-    actual, reference, computed_in: torch.dtype, rtol: float, atol: float
+    actual, reference, computed_in: torch.dtype, rtol: float, atol: float, in_float=None
 ) -> None:
     """torch.testing.assert_close(actual, reference(), rtol=rtol, atol=atol), except that
     where reference() rounds, an element may lie anywhere between its results with each rounded
     value first moved down and up by the tolerance of computed_in (float32 or float64: what
-    the kernel computes in). NaN where reference() is NaN is a match, as in PyTorch's own
+    the kernel computes in), and that where it rounds nothing, in_float() (the reference
+    computed in float32; None: the kernels compute in float64) widens atol by its own error
+    (allowing_float_error). NaN where reference() is NaN is a match, as in PyTorch's own
     tests of its ops (a row of one element that a formula divides by its range, 0 / 0)."""
     with _rounding_moved(None) as calls:
         expected = reference()
+    if not calls and in_float is not None:
+        atol = allowing_float_error(dict(rtol=rtol, atol=atol), expected, in_float())["atol"]
     if calls:
         around = [_reference_moved(reference, sign, TOLERANCES[computed_in]) for sign in (-1, 1)]
         low, high = torch.minimum(*around), torch.maximum(*around)

@@ -104,9 +104,14 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
 
 def float64_reference(inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
     """The reference on the same (rounded) input values, computed in float64."""
+    return reference_in(torch.float64, inputs, scalars).double()
+
+
+def reference_in(dtype: torch.dtype, inputs: dict[str, Tensor], scalars: dict = SCALARS) -> Tensor:
+    """The reference on the same input values, computed by PyTorch in dtype."""
     return reference_module.reference(
-        **{k: v.detach().double() for k, v in inputs.items()}, **scalars
-    ).double()
+        **{k: v.detach().to(dtype) for k, v in inputs.items()}, **scalars
+    )
 
 
 def stored_as(values: Tensor, dtype: torch.dtype) -> Tensor:
@@ -127,11 +132,15 @@ def assert_close_to_float64_reference(
     the output is float64, else in float32."""
     in_dtypes = [t.dtype for t in inputs.values()]
     computed_in = torch.float64 if torch.float64 in [*in_dtypes, out.dtype] else torch.float32
+    floats = computed_in == torch.float32 and all(
+        t.is_floating_point() for t in [*inputs.values(), out]
+    )
     assert_close_to_reference(
         out.double(),
         lambda: stored_as(float64_reference(inputs, scalars), out.dtype),
         computed_in,
         **TOLERANCES[out.dtype],
+        in_float=(lambda: reference_in(torch.float32, inputs, scalars)) if floats else None,
     )
 
 
