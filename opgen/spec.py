@@ -300,14 +300,17 @@ def _check_parentheses(what: str, expression: str) -> None:
 NON_DIFFERENTIABLE = "non_differentiable"
 
 
-def parse_gradients(gradients: str, params: list[dict[str, Any]],
-                    names: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def parse_gradients(gradients: str, params: list[dict[str, Any]], names: set[str] | None = None,
+                    incoming: set[str] | frozenset[str] = frozenset({"grad"})
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
     """'x: alpha * grad; m: non_differentiable' -> ([{input, formula, cpp, reads}], ['m']), validated.
 
     Every tensor input needs a formula, or `non_differentiable`: an input left out would get
     no gradient (None) without a word. `reads` lists the tensor inputs a formula reads: the
     ones autograd saves for the backward kernel. The formulas may use `names` (default: the
-    arguments and grad).
+    arguments and grad), and each must read one of `incoming` (the names that carry the
+    output's gradient) or be 0: a gradient is the output's gradient times a derivative, and
+    'x: cos(x)' for sin(x) builds, then fails every gradient test.
     """
     tensors = [p["name"] for p in params if p["type"] == "Tensor"]
     if names is None:
@@ -332,6 +335,14 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]],
             non_differentiable.append(name)
             continue
         formula = cpp_formula(f"gradient of {name}", expression, names)
+        if not formula.used & set(incoming) and not _is_zero(expression):
+            carriers = " or ".join(sorted(incoming))
+            example = next((n for n in sorted(incoming) if n.startswith("grad")), min(incoming))
+            raise SpecError(
+                f"gradients: {name!r}: {expression!r} does not read {carriers}: a gradient is the output's "
+                f"gradient times the derivative, e.g. '{name}: {example} * ({expression})'; or write "
+                f"'{name}: {NON_DIFFERENTIABLE}' if no gradient flows to it"
+            )
         grads.append({"input": name, "formula": expression, "cpp": formula.cpp, "body": formula.body,
                       "reads": [t for t in tensors if t in formula.used]})
     missing = [name for name in tensors if name not in declared]
@@ -349,6 +360,15 @@ def parse_gradients(gradients: str, params: list[dict[str, Any]],
     grads.sort(key=lambda g: tensors.index(g["input"]))
     non_differentiable.sort(key=tensors.index)
     return grads, non_differentiable
+
+
+def _is_zero(expression: str) -> bool:
+    """Whether expression is a literal zero ('0', '0.0', 'acc_t(0)'): a gradient that is 0."""
+    literal = re.sub(r"^acc_t\((.*)\)$", r"\1", expression.strip().replace(" ", ""))
+    try:
+        return float(literal.rstrip("fF")) == 0
+    except ValueError:
+        return False
 
 
 def gradients_text(grads: list[dict[str, Any]], non_differentiable: list[str]) -> str:

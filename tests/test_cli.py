@@ -302,6 +302,11 @@ def test_the_prose_is_wrapped_to_the_line_length_ruff_formats_to():
         (["new", "my_op", "--forward", "alpha*x*x"], "--forward 'alpha*x*x' was given without --gradients"),
         (["new", "my_op", "--signature", "x: Tensor, y: Tensor", "--forward", "x * y", "--gradients",
           "x: y * grad"], "has no formula for 'y'"),
+        # A gradient that does not read grad builds, then fails every gradient test: sin's is
+        # grad * cos(x), not cos(x).
+        (["new", "my_op", "--signature", "x: Tensor", "--forward", "sin(x)", "--gradients", "x: cos(x)"],
+         "gradients: 'x': 'cos(x)' does not read grad: a gradient is the output's gradient times the "
+         "derivative, e.g. 'x: grad * (cos(x))'"),
         (["new", "my_op", "--kind", "matmul", "--signature", "x: Tensor"],
          "signature 'x: Tensor': a matmul op takes exactly two tensors"),
         (["new", "my_op", "--gradients", "x: alpha * grad; system(0)"], "'system(0)' needs the form"),

@@ -119,6 +119,9 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     ({"columns": "w"}, "'w' is not a tensor argument"),
     ({"gradients": "x: grad * z"}, "uses 'z'"),
     ({"gradients": "w: grad"}, "'w' is not a tensor argument"),
+    # A gradient reads grad itself or a backward reduction that reads it.
+    ({"gradients": "x: -y * gy / sqrt(ss)", "grad_reductions": "gy = sum(y * y)"},
+     "'x': '-y * gy / sqrt(ss)' does not read grad"),
     ({"dtypes": ["int32"]}, "floating dtypes"),
     # --out-dtype gives the rows' outputs a dtype of their own, without gradients.
     ({"out_dtype": "int8"}, "--out-dtype int8: backward kernels need floating inputs and an output of the "

@@ -326,7 +326,13 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                             f"column tensor, or 'name: {NON_DIFFERENTIABLE}'; or --no-backward")
         check_no_per_row_outputs("--gradients", answers["gradients"], per_row_names)
         names = backward_names | {r["name"] for r in grad_reductions}
-        grads, non_differentiable = parse_gradients(answers["gradients"], params, names)
+        # What carries the outputs' gradients: grad (grad_<output>), and the backward's
+        # reductions that read it.
+        incoming = {"grad"} if not outputs else {f"grad_{o['name']}" for o in row_outputs}
+        for r in grad_reductions:
+            if any(re.search(rf"\b{name}\b", r["expression"]) for name in incoming):
+                incoming.add(r["name"])
+        grads, non_differentiable = parse_gradients(answers["gradients"], params, names, incoming)
         # A row tensor whose gradient formula is an earlier one's, letter for letter (x and
         # the residual added to it), shares that gradient: the backward computes it once and
         # autograd passes it to both, as torch's add does (torch ABI; the stable ABI's
