@@ -622,7 +622,7 @@ def test_generated_cpp_is_what_its_clang_format_makes_of_it(opgen, tmp_path):
         assert opgen("add", *args, "--defaults", "-p", "lib").exit_code == 0
     sources = sorted(str(p) for p in (tmp_path / "lib" / "csrc").iterdir())
     assert "row_kernels.cuh" in {Path(s).name for s in sources}
-    assert len(sources) == 25  # the elementwise op's vector loops (AVX2, AVX512) and their headers too
+    assert len(sources) == 28  # the elementwise and rowwise ops' vector loops (AVX2, AVX512) and headers too
     result = subprocess.run([clang_format.get_executable("clang-format"), "--dry-run", "--Werror",
                              *sources], cwd=tmp_path / "lib", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -6,10 +6,12 @@ ops of one's own formulas.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
 import pytest
+import torch
 
 from opgen.answers import collect_op, options_of
 from opgen.cli import main
@@ -328,10 +330,13 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
             main(command)
         except SystemExit as exit_:
             assert exit_.code in (0, None), command
-    glue = project / "csrc" / "wrong_saved.cpp"
-    right = "saved[0 * rows + r] = red.ms;"
-    assert glue.read_text().count(right) == 1
-    glue.write_text(glue.read_text().replace(right, "saved[0 * rows + r] = red.ms * acc_t(1.001);"))
+    # Both CPU loops save the reductions: the scalar ones of the glue, and the vector ones that
+    # run here (AVX2).
+    for loops in ("wrong_saved.cpp", "wrong_saved_cpu_loops.h"):
+        path = project / "csrc" / loops
+        right = "saved[0 * rows + r] = red.ms;"
+        assert path.read_text().count(right) == 1, loops
+        path.write_text(path.read_text().replace(right, "saved[0 * rows + r] = red.ms * acc_t(1.001);"))
     # The formulas are the CPU kernels' too, which run here (the CUDA ones compile in the
     # reference ops' tests).
     pip_install(python, project, USE_CUDA="0")
@@ -397,3 +402,31 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(second_grad.stdout)
     assert "test_matches_float64_reference" not in failed_tests(second_grad.stdout)
+    # The forwards run on the CPU's vectors (the AVX2 loops, as ATEN_CPU_CAPABILITY=avx2 picks
+    # them: SLEEF's exp, as eager's softmax calls it), and they give what the scalar loops give
+    # (ATEN_CPU_CAPABILITY=default turns the vectors down): sums, maxima, several outputs,
+    # per-row ones, int8 ones, tails of rows.
+    [library] = (project / "rows").glob("_C*.so")
+    assert b"Sleef_expf8_u10" in library.read_bytes()
+    # The same inputs for both (torch.randn's values differ between the two capabilities).
+    torch.manual_seed(0)
+    torch.save([torch.randn(37, 1027), torch.randn(37, 1027), torch.randn(1027)], project / "inputs.pt")
+    outputs = {}
+    for capability in ("avx2", "default"):
+        script = ("import sys, torch, rows\n"
+                  "x, r, w = torch.load('inputs.pt')\n"
+                  "outs = [rows.wrong_from_output(x), *rows.absmax_quant(x), *rows.wrong_per_row(x),"
+                  " rows.min_max(x), *rows.add_norm(x, r, w), rows.wrong_saved(x, w),"
+                  " rows.wrong_forward(x)]\n"
+                  "torch.save(outs, sys.argv[1])\n")
+        saved_at = project / f"outputs_{capability}.pt"
+        ran = subprocess.run([str(python), "-c", script, str(saved_at)], cwd=project, capture_output=True,
+                             text=True, env={**os.environ, "ATEN_CPU_CAPABILITY": capability})
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        outputs[capability] = torch.load(saved_at)
+    for vector, scalar in zip(outputs["avx2"], outputs["default"], strict=True):
+        assert vector.dtype == scalar.dtype and vector.shape == scalar.shape
+        if vector.dtype == torch.int8:  # a value on a rounding step may round either way
+            assert (vector.int() - scalar.int()).abs().max() <= 1 and (vector != scalar).float().mean() < 1e-4
+        else:
+            torch.testing.assert_close(vector, scalar, rtol=1e-6, atol=1e-6, equal_nan=True)

@@ -49,6 +49,19 @@ constexpr const char* kSupportedDtypes =
 // ....
 constexpr int64_t kCpuGrain = 6553;
 
+// The vector loops this CPU runs (csrc/gelu_cpu_loops.h, AVX2 or AVX512), as
+// PyTorch picks its own kernels (ATEN_CPU_CAPABILITY=avx2 or default turns them down, for
+// both): none where it has neither.
+std::optional<CpuIsa> cpu_vector_isa() {
+  static const std::optional<CpuIsa> isa = []() -> std::optional<CpuIsa> {
+    const std::string capability = at::get_cpu_capability();
+    if (capability == "AVX512") return CpuIsa::kAvx512;
+    if (capability == "AVX2") return CpuIsa::kAvx2;
+    return std::nullopt;
+  }();
+  return isa;
+}
+
 // The elements of each CPU task for n of them: past kCpuGrain, n split evenly over all of
 // torch's threads, as eager's GELU splits its work (11 tasks of kCpuGrain for 16 threads took
 // 1.2x its time).
@@ -177,19 +190,7 @@ bool is_one_value(const at::Tensor& t) {
   return true;
 }
 
-// The vector loops this CPU runs (csrc/gelu_cpu_loops.h, AVX2 or AVX512), as
-// PyTorch picks its own kernels (ATEN_CPU_CAPABILITY=avx2 or default turns them down, for
-// both): none where it has neither.
-std::optional<CpuIsa> cpu_vector_isa() {
-  static const std::optional<CpuIsa> isa = []() -> std::optional<CpuIsa> {
-    const std::string capability = at::get_cpu_capability();
-    if (capability == "AVX512") return CpuIsa::kAvx512;
-    if (capability == "AVX2") return CpuIsa::kAvx2;
-    return std::nullopt;
-  }();
-  return isa;
-}
-
+// The vector loops for the processors this CPU has.
 template <typename scalar_t, typename out_t>
 void forward_vectors(CpuIsa isa, const Tensors<const scalar_t*>& data, const Tensors<int64_t>& step,
                      out_t* out, int64_t count, const Scalars<double>& s) {

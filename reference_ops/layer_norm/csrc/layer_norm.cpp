@@ -10,6 +10,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -49,6 +51,19 @@ constexpr const char* kSupportedDtypes =
     "torch.float32, torch.float64, torch.float16, torch.bfloat16";
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
+
+// The vector loops this CPU runs (csrc/layer_norm_cpu_loops.h, AVX2 or AVX512), as
+// PyTorch picks its own kernels (ATEN_CPU_CAPABILITY=avx2 or default turns them down, for
+// both): none where it has neither.
+std::optional<CpuIsa> cpu_vector_isa() {
+  static const std::optional<CpuIsa> isa = []() -> std::optional<CpuIsa> {
+    const std::string capability = at::get_cpu_capability();
+    if (capability == "AVX512") return CpuIsa::kAvx512;
+    if (capability == "AVX2") return CpuIsa::kAvx2;
+    return std::nullopt;
+  }();
+  return isa;
+}
 
 bool is_supported(at::ScalarType dtype) {
   return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf ||
@@ -190,6 +205,21 @@ void check_reductions(const at::Tensor& reductions, const at::Tensor& rows_like)
               ": pass the second output of layer_norm_forward_saving_reductions");
 }
 
+// The forward's vector loops for the processors this CPU has.
+template <typename scalar_t, typename out_t>
+void forward_rows_vectors(CpuIsa isa, const Rows<const scalar_t*>& data,
+                          const Columns<const scalar_t*>& column_data, out_t* out,
+                          acc_type<scalar_t>* saved, int64_t rows, int64_t n, int64_t begin,
+                          int64_t end, const Scalars<double>& s) {
+  if (isa == CpuIsa::kAvx512) {
+    forward_rows<CpuIsa::kAvx512, scalar_t, out_t>(data, column_data, out, saved, rows, n, begin,
+                                                   end, s);
+  } else {
+    forward_rows<CpuIsa::kAvx2, scalar_t, out_t>(data, column_data, out, saved, rows, n, begin, end,
+                                                 s);
+  }
+}
+
 // The kernels take the arguments in the structs of csrc/layer_norm_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -223,6 +253,13 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
         acc_t* saved = reductions ? reductions->mutable_data_ptr<acc_t>() : nullptr;
         const acc_t n_acc = static_cast<acc_t>(n);
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
+#ifndef NO_CPU_VECTOR_LOOPS
+          if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+            forward_rows_vectors<scalar_t, scalar_t>(*isa, data, column_data, out_p, saved, rows, n,
+                                                     begin, end, s);
+            return;
+          }
+#endif
           for (int64_t r = begin; r < end; ++r) {
             const int64_t row = r * n;
             Reductions<acc_t> red;

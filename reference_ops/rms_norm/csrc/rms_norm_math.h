@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define RMS_NORM_HOST_DEVICE __host__ __device__ __forceinline__
@@ -249,5 +250,22 @@ template <typename V>
 struct ColumnGrads {
   V weight;
 };
+
+#if !defined(__CUDACC__)
+// The processors the CPU loops are built for.
+enum class CpuIsa { kAvx2, kAvx512 };
+
+// What elements of type T compute in on the CPU: double for double, float for the rest.
+template <typename T>
+using acc_type = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// The forward of rows begin..end on vectors: defined in csrc/rms_norm_cpu_loops.h, built for
+// AVX2 by csrc/rms_norm_cpu_avx2.cpp and for AVX512 by csrc/rms_norm_cpu_avx512.cpp (one
+// instance per dtype), called by csrc/rms_norm.cpp where the CPU has them.
+template <CpuIsa isa, typename scalar_t, typename out_t>
+void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_t*>& column_data,
+                  out_t* out, acc_type<scalar_t>* saved, int64_t rows, int64_t n, int64_t begin,
+                  int64_t end, const Scalars<double>& s);
+#endif
 
 }  // namespace rms_norm

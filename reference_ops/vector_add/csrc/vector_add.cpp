@@ -51,6 +51,19 @@ constexpr const char* kSupportedDtypes =
 // Elements per CPU task: small tensors stay on one thread.
 constexpr int64_t kCpuGrain = 32768;
 
+// The vector loops this CPU runs (csrc/vector_add_cpu_loops.h, AVX2 or AVX512), as
+// PyTorch picks its own kernels (ATEN_CPU_CAPABILITY=avx2 or default turns them down, for
+// both): none where it has neither.
+std::optional<CpuIsa> cpu_vector_isa() {
+  static const std::optional<CpuIsa> isa = []() -> std::optional<CpuIsa> {
+    const std::string capability = at::get_cpu_capability();
+    if (capability == "AVX512") return CpuIsa::kAvx512;
+    if (capability == "AVX2") return CpuIsa::kAvx2;
+    return std::nullopt;
+  }();
+  return isa;
+}
+
 bool is_supported(at::ScalarType dtype) {
   return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf ||
          dtype == at::kBFloat16;
@@ -285,19 +298,7 @@ class BroadcastWalk {
   std::vector<int64_t> steps_;
 };
 
-// The vector loops this CPU runs (csrc/vector_add_cpu_loops.h, AVX2 or AVX512), as
-// PyTorch picks its own kernels (ATEN_CPU_CAPABILITY=avx2 or default turns them down, for
-// both): none where it has neither.
-std::optional<CpuIsa> cpu_vector_isa() {
-  static const std::optional<CpuIsa> isa = []() -> std::optional<CpuIsa> {
-    const std::string capability = at::get_cpu_capability();
-    if (capability == "AVX512") return CpuIsa::kAvx512;
-    if (capability == "AVX2") return CpuIsa::kAvx2;
-    return std::nullopt;
-  }();
-  return isa;
-}
-
+// The vector loops for the processors this CPU has.
 template <typename scalar_t, typename out_t>
 void forward_vectors(CpuIsa isa, const Tensors<const scalar_t*>& data, const Tensors<int64_t>& step,
                      out_t* out, int64_t count, const Scalars<double>& s) {

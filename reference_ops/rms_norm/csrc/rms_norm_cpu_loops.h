@@ -1,0 +1,150 @@
+// rms_norm_cpu_loops.h: rms_norm's forward on the CPU's vectors, with the formulas of
+// csrc/rms_norm_math.h on Lanes (csrc/cpu_lanes.h): 16 floats (8 doubles) at a time as built by
+// csrc/rms_norm_cpu_avx2.cpp, 32 (16) as built by csrc/rms_norm_cpu_avx512.cpp. Each of
+// those includes csrc/cpu_lanes.h, which makes it code for its processors, then this file.
+//
+// csrc/rms_norm.cpp splits the rows over threads and calls forward_rows for each share of them
+// where at::get_cpu_capability() is AVX2 or AVX512 (as PyTorch picks its own kernels:
+// ATEN_CPU_CAPABILITY=avx2 or default turns them down), and its scalar loops elsewhere and for
+// the backward. Each reduction sums (or takes the max or min of) its lanes in double, as the
+// scalar loops do, so both give the same values to a float's rounding. The files that include
+// this are vector code, so nothing in them may run before that check: they hold no data with a
+// dynamic initializer.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "rms_norm_math.h"
+
+namespace rms_norm {
+
+// The processors this file is built for, by csrc/cpu_lanes.h.
+#if defined(CPU_CAPABILITY_AVX512)
+constexpr CpuIsa kBuiltFor = CpuIsa::kAvx512;
+#else
+constexpr CpuIsa kBuiltFor = CpuIsa::kAvx2;
+#endif
+
+// A row's sum of vectors of terms, in double: each lane a partial sum of its own.
+template <typename acc_t>
+class RowSum {
+ public:
+  using L = CpuVec::Lanes<acc_t>;
+  // The first `width` lanes of v (all but at the row's end).
+  void add(const L& v, int64_t width) {
+    __at_align__ acc_t lanes[L::size()];
+    v.lo.store(lanes);
+    v.hi.store(lanes + L::size() / 2);
+    if (width == L::size()) {
+      for (int j = 0; j < L::size(); ++j) partial_[j] += lanes[j];
+    } else {
+      for (int64_t j = 0; j < width; ++j) partial_[j] += lanes[j];
+    }
+  }
+  double value() const {
+    double total = 0.0;
+    for (double p : partial_) total += p;
+    return total;
+  }
+
+ private:
+  double partial_[L::size()] = {};
+};
+
+// A row's max (kMax) or min of vectors of terms, leaving NaN out as std::fmax and std::fmin do
+// (the scalar loops' way).
+template <typename acc_t, bool kMax>
+class RowExtreme {
+ public:
+  using L = CpuVec::Lanes<acc_t>;
+  // The first `width` lanes of v (all but at the row's end).
+  void add(const L& v, int64_t width) {
+    if (width == L::size()) {
+      running_ = kMax ? CpuVec::fmax(running_, v) : CpuVec::fmin(running_, v);
+      return;
+    }
+    __at_align__ acc_t lanes[L::size()];
+    v.lo.store(lanes);
+    v.hi.store(lanes + L::size() / 2);
+    for (int64_t j = 0; j < width; ++j) combine(double(lanes[j]));
+  }
+  double value() {
+    __at_align__ acc_t lanes[L::size()];
+    running_.lo.store(lanes);
+    running_.hi.store(lanes + L::size() / 2);
+    for (acc_t lane : lanes) combine(double(lane));
+    return extreme_;
+  }
+
+ private:
+  static constexpr double kStart = (kMax ? -1 : 1) * std::numeric_limits<double>::infinity();
+  void combine(double v) { extreme_ = kMax ? std::fmax(extreme_, v) : std::fmin(extreme_, v); }
+  L running_ = L(static_cast<acc_t>(kStart));
+  double extreme_ = kStart;
+};
+
+// Rows begin..end of the forward: each reduction a pass over the row's vectors, then the
+// outputs; and where `saved` is given, the reductions there.
+template <CpuIsa isa, typename scalar_t, typename out_t>
+void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_t*>& column_data,
+                  out_t* out, acc_type<scalar_t>* saved, int64_t rows, int64_t n, int64_t begin,
+                  int64_t end, const Scalars<double>& s) {
+  // double for double; float for float and the half types, as the scalar loops.
+  using acc_t = acc_type<scalar_t>;
+  using L = CpuVec::Lanes<acc_t>;
+  static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
+  const Scalars<acc_t> s_acc{static_cast<acc_t>(s.eps)};
+  const Scalars<L> s_lanes{L(s_acc.eps)};
+  const acc_t n_acc = static_cast<acc_t>(n);
+  const L n_lanes(n_acc);
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t row = r * n;
+    Reductions<acc_t> red;
+    Reductions<L> red_lanes;
+    {  // ms = mean(x * x)
+      RowSum<acc_t> v;
+      CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+        v.add(reduce_ms<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                           CpuVec::load<acc_t>(column_data.weight + i, 1, width), s_lanes.eps,
+                           n_lanes),
+              width);
+      });
+      red.ms = static_cast<acc_t>(v.value() / n);
+      red_lanes.ms = L(red.ms);
+    }
+    CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      CpuVec::store(out + row + i,
+                    forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                               CpuVec::load<acc_t>(column_data.weight + i, 1, width), s_lanes.eps,
+                               n_lanes, red_lanes.ms),
+                    width);
+    });
+    if (saved) {
+      saved[0 * rows + r] = red.ms;
+    }
+  }
+}
+
+// The dtypes csrc/rms_norm.cpp dispatches to, for the processors of the including file.
+template void forward_rows<kBuiltFor, float, float>(const Rows<const float*>& data,
+                                                    const Columns<const float*>& column_data,
+                                                    float* out, acc_type<float>* saved,
+                                                    int64_t rows, int64_t n, int64_t begin,
+                                                    int64_t end, const Scalars<double>& s);
+template void forward_rows<kBuiltFor, double, double>(const Rows<const double*>& data,
+                                                      const Columns<const double*>& column_data,
+                                                      double* out, acc_type<double>* saved,
+                                                      int64_t rows, int64_t n, int64_t begin,
+                                                      int64_t end, const Scalars<double>& s);
+template void forward_rows<kBuiltFor, c10::Half, c10::Half>(
+    const Rows<const c10::Half*>& data, const Columns<const c10::Half*>& column_data,
+    c10::Half* out, acc_type<c10::Half>* saved, int64_t rows, int64_t n, int64_t begin, int64_t end,
+    const Scalars<double>& s);
+template void forward_rows<kBuiltFor, c10::BFloat16, c10::BFloat16>(
+    const Rows<const c10::BFloat16*>& data, const Columns<const c10::BFloat16*>& column_data,
+    c10::BFloat16* out, acc_type<c10::BFloat16>* saved, int64_t rows, int64_t n, int64_t begin,
+    int64_t end, const Scalars<double>& s);
+
+}  // namespace rms_norm

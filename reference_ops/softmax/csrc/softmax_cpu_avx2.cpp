@@ -1,0 +1,7 @@
+// softmax_cpu_avx2.cpp: the loops of csrc/softmax_cpu_loops.h built for processors with
+// AVX2, 16 floats (8 doubles) at a time.
+// clang-format off
+#include "cpu_lanes.h"  // first, before any other header: it makes the file AVX2 code
+// clang-format on
+
+#include "softmax_cpu_loops.h"
