@@ -1,5 +1,5 @@
-// cpu_lanes.h: the formulas of the elementwise ops (and of the rowwise ops' forwards) on the CPU,
-// 16 floats (8 doubles) at a time with AVX2, 32 (16) with AVX512.
+// cpu_lanes.h: the formulas of the ops on the CPU, 16 floats (8 doubles) at a time with AVX2,
+// 32 (16) with AVX512.
 //
 // The formulas of csrc/<op>_math.h are templates over their arithmetic type acc_t. The CUDA
 // kernels and the scalar CPU loops instantiate them with float or double; the vector loops
