@@ -206,6 +206,19 @@ def test_views_with_a_storage_offset(device, dtype):
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [33, 4099, 131072])
+def test_a_nan_in_a_row_gives_what_the_reference_gives(device, dtype, n):
+    # A NaN makes its row's sums, maxima and minima NaN, as in PyTorch (torch.amax does not
+    # leave it out as C's fmax does); the other rows keep their values. One NaN in the middle
+    # of a row, one at the end (the kernels' tail).
+    inputs = make_inputs((3, n), dtype, device)
+    inputs[ROW_ARGS[0]][1, n // 2] = float("nan")
+    inputs[ROW_ARGS[0]][2, -1] = float("nan")
+    assert_matches_reference(inputs, op(**inputs, **SCALARS))
+
+
 def test_meta_tensors_give_the_output_shape_and_dtype():
     # Meta tensors have shapes but no data: the op's fake kernel (register_fake) answers,
     # as it does when torch.compile traces the op.

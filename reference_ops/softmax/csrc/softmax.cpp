@@ -214,8 +214,7 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
                            {  // m = max(x)
                              double v = -std::numeric_limits<double>::infinity();
                              for (int64_t i = 0; i < n; ++i)
-                               v = std::fmax(
-                                   v, double(reduce_m<acc_t>(acc_t(data.x[row + i]), n_acc)));
+                               v = max(v, double(reduce_m<acc_t>(acc_t(data.x[row + i]), n_acc)));
                              red.m = static_cast<acc_t>(v);
                            }
                            {  // z = sum(exp(x - m))

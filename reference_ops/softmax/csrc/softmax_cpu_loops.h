@@ -53,8 +53,8 @@ class RowSum {
   double partial_[L::size()] = {};
 };
 
-// A row's max (kMax) or min of vectors of terms, leaving NaN out as std::fmax and std::fmin do
-// (the scalar loops' way).
+// A row's max (kMax) or min of vectors of terms: NaN if a term is NaN, as torch.amax and
+// torch.amin (and the scalar loops) take it.
 template <typename acc_t, bool kMax>
 class RowExtreme {
  public:
@@ -62,7 +62,7 @@ class RowExtreme {
   // The first `width` lanes of v (all but at the row's end).
   void add(const L& v, int64_t width) {
     if (width == L::size()) {
-      running_ = kMax ? CpuVec::fmax(running_, v) : CpuVec::fmin(running_, v);
+      running_ = kMax ? CpuVec::max(running_, v) : CpuVec::min(running_, v);
       return;
     }
     __at_align__ acc_t lanes[L::size()];
@@ -80,7 +80,9 @@ class RowExtreme {
 
  private:
   static constexpr double kStart = (kMax ? -1 : 1) * std::numeric_limits<double>::infinity();
-  void combine(double v) { extreme_ = kMax ? std::fmax(extreme_, v) : std::fmin(extreme_, v); }
+  void combine(double v) {
+    if ((kMax ? v > extreme_ : v < extreme_) || v != v) extreme_ = v;
+  }
   L running_ = L(static_cast<acc_t>(kStart));
   double extreme_ = kStart;
 };
