@@ -106,6 +106,14 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     ({"reductions": "ss = sum(x) + sum(x)"}, "needs the form 'name = op(expression)'"),
     ({"reductions": "SS = sum(x * x)"}, "reduction 'SS' must be lower snake case"),
     ({"reductions": "x = sum(x * x)"}, "'x' is already an argument"),
+    # A reduction's name is a C++ parameter of the formulas that read it: 'acc_t int' failed in
+    # the compilers, and 'exp' hid the function.
+    ({"reductions": "int = sum(x * x)", "forward": "x / sqrt(int)"},
+     "reduction 'int' is a Python or C++ keyword or a name the formulas use"),
+    ({"reductions": "exp = sum(x * x)", "forward": "x / sqrt(exp)"}, "reduction 'exp' is a Python or C++"),
+    ({"reductions": "acc_t = sum(x * x)", "forward": "x / sqrt(acc_t)"}, "reduction 'acc_t' is a Python"),
+    ({"grad_reductions": "new = sum(grad * y)", "gradients": "x: (grad - y * new) / sqrt(ss)"},
+     "--grad-reductions: reduction 'new' is a Python or C++ keyword"),
     ({"reductions": "ss = sum(x * q)"}, "uses 'q'"),
     ({"reductions": "a = sum(b); b = sum(x)"}, "uses 'b'"),  # a later reduction is not known yet
     ({"reductions": ""}, "--reductions is empty"),

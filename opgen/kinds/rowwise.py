@@ -143,6 +143,11 @@ def parse_reductions(what: str, text: str, names: set[str], stages: dict[str, in
             raise SpecError(f"{what}: {piece.strip()!r} needs the form 'name = op(expression)' with op one "
                             f"of {', '.join(REDUCE_OPS)}, e.g. 'ms = mean(x * x)'")
         name, op, expression = match.group(1), match.group(2), match.group(3).strip()
+        # The name is a C++ parameter of the formulas that read it (reduce_z(acc_t x, acc_t m)).
+        if keyword.iskeyword(name) or name in CPP_KEYWORDS or name in FORMULA_NAMES:
+            raise SpecError(f"{what}: reduction {name!r} is a Python or C++ keyword or a name the "
+                            "formulas use (a math function, acc_t, torch); name the reduction otherwise, "
+                            f"e.g. row_{name}")
         if name in known:
             raise SpecError(f"{what}: {name!r} is already an argument, a reduction or one of "
                             f"{', '.join(KIND_NAMES)}; name the reduction otherwise")
