@@ -36,6 +36,7 @@ The grammar is C++'s for these operators, with its precedence and associativity:
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass, field, replace
 
@@ -104,6 +105,24 @@ _FLOAT64_NUMBER = "torch.as_tensor({}, dtype=torch.float64)"
 
 class ExpressionError(ValueError):
     """The expression cannot be used; the message says why (without naming the answer)."""
+
+
+def _check_integer_literal(where: str, value: int) -> None:
+    """An integer C++ can hold: a larger one is cut to 64 bits there, and Python keeps it whole."""
+    if value >= 2**63:
+        raise ExpressionError(f"{where} is larger than C++'s largest integer (2**63 - 1), which would "
+                              f"cut it to 64 bits; write it as a floating number, {value}.0")
+
+
+def _check_floating_literal(where: str, number: str) -> None:
+    """A number a double holds: beyond it C++ warns and makes it inf or 0, and so does Python."""
+    value = float(number)
+    if math.isinf(value):
+        raise ExpressionError(f"{where} is beyond a double's range (it would be inf); give a number up "
+                              "to 1.7e308")
+    if value == 0 and re.search(r"[1-9]", number.lower().split("e")[0]):
+        raise ExpressionError(f"{where} is below a double's smallest number, 5e-324 (it would be 0); "
+                              "write 0 or a larger number")
 
 
 @dataclass
@@ -454,14 +473,20 @@ class _Parser:
             return Node(node.kind, node.tensor, f"({node.cpp})", node.torch, literal, node.why, node.lanes)
         if token.kind == "number":
             text = token.text
+            where = f"{text!r} at position {token.position + 1}"
             if text.lower().startswith("0x"):
+                _check_integer_literal(where, int(text, 16))
                 return Node(INT, None, text, str(int(text, 16)), literal=text)
             number = text.rstrip("fF")
             if re.fullmatch(r"0+[0-9]+", number) and number.strip("0"):
                 # C++ reads 017 as octal (15), Python refuses it: no reading is the user's.
-                raise ExpressionError(f"{text!r} at position {token.position + 1} starts with 0, which "
-                                      f"makes an octal number in C++; write {number.lstrip('0')}")
+                raise ExpressionError(f"{where} starts with 0, which makes an octal number in C++; "
+                                      f"write {number.lstrip('0')}")
             kind = FLOAT if re.search(r"[.eE]", number) or number != text else INT
+            if kind == INT:
+                _check_integer_literal(where, int(number))
+            else:
+                _check_floating_literal(where, number)
             return Node(kind, None, text if kind == INT else f"{CAST}({number})", number, literal=number)
         if token.kind == "name":
             if self.token.text == "(":

@@ -118,6 +118,14 @@ def test_accepts_cpp_expressions(expression):
         # SyntaxError, a traceback).
         ("x * 017", "'017' at position 5 starts with 0, which makes an octal number in C++; write 17"),
         ("x * 08", "'08' at position 5 starts with 0"),
+        # Numbers C++ cannot hold: it warned and cut the integer to 64 bits (x * 7.8e18 where
+        # Python's reference computes x * 1e20), or made the floating one inf or 0.
+        ("x * 99999999999999999999", "'99999999999999999999' at position 5 is larger than C++'s largest "
+                                     "integer (2**63 - 1), which would cut it to 64 bits; write it as a "
+                                     "floating number, 99999999999999999999.0"),
+        ("x * 0x8000000000000000", "'0x8000000000000000' at position 5 is larger than C++'s largest integer"),
+        ("x * 1e400", "'1e400' at position 5 is beyond a double's range (it would be inf)"),
+        ("x + 1.5e-400", "'1.5e-400' at position 5 is below a double's smallest number, 5e-324"),
         # Chained comparisons: Python tests each pair, C++ compares the first one's truth value
         # (0 or 1) with the next operand. They rendered as C++ reads them, with a reference
         # written the same way, so the generated tests passed an op that is not what it reads.
