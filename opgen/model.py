@@ -52,7 +52,9 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
         clash = next((other for other in names if other != name and
                       _files(package, other) & _files(package, name)), None)
         if clash:
-            raise SpecError(f"ops {name!r} and {clash!r} would write the same files; rename one")
+            shared = sorted(_files(package, clash) & _files(package, name))[0]
+            what = f"the build's object {shared}" if shared.endswith(".o") else shared
+            raise SpecError(f"ops {name!r} and {clash!r} would write the same file, {what}; rename one")
     # An op with a backward registers NAME_backward beside NAME in torch.ops.PACKAGE.
     for op in ops:
         if op["backward"] and f"{op['name']}_backward" in names:
@@ -62,7 +64,10 @@ def project_record(package: str, ops: list[dict[str, Any]], *, exact: bool = Fal
 
 
 def _files(package: str, op: str) -> set[str]:
-    return {path.format(package=package, op=op) for path in OP_FILES}
+    files = {path.format(package=package, op=op) for path in OP_FILES}
+    # A source compiles to an object named by its stem: op a's csrc/a_kernel.cu and op a_kernel's
+    # csrc/a_kernel.cpp would both be the build's csrc/a_kernel.o.
+    return files | {path.rsplit(".", 1)[0] + ".o" for path in files if path.endswith((".cpp", ".cu"))}
 
 
 def read_project(answers: dict[str, Any]) -> dict[str, Any]:

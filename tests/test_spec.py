@@ -253,7 +253,11 @@ def test_a_record_of_an_older_opgen_reads_as_a_one_op_project():
 @pytest.mark.parametrize("names, says", [
     (["relu", "relu"], "already has an op named 'relu'"),
     (["relu", "relu_backward"], "no op may be named relu_backward"),
-    (["relu", "relu_reference"], "would write the same files"),
+    (["relu", "relu_reference"], "would write the same file, lib/relu_reference.py"),
+    # csrc/relu_kernel.cpp (the second op's glue) and csrc/relu_kernel.cu (the first's kernels)
+    # compile to one object: ninja refused the CUDA build ("multiple rules generate").
+    (["relu", "relu_kernel"], "ops 'relu' and 'relu_kernel' would write the same file, the build's object "
+                              "csrc/relu_kernel.o"),
     (["library"], "csrc/library.cpp"),
 ])
 def test_ops_of_one_project_cannot_collide(names, says):
