@@ -118,6 +118,13 @@ def defaults(answers: dict[str, Any]) -> dict[str, Any]:
     return {**DEFAULTS, **PRESETS[preset]} if preset in PRESETS else DEFAULTS
 
 
+def _reserved(name: str) -> bool:
+    """Whether a reduction or output may not take `name`: it is a C++ parameter of the formulas
+    that read it (reduce_z(acc_t x, acc_t m)) and a Python name in the generated README, so no
+    keyword, nor a name the formulas use (a math function, acc_t, torch)."""
+    return keyword.iskeyword(name) or name in CPP_KEYWORDS or name in FORMULA_NAMES
+
+
 def parse_reductions(what: str, text: str, names: set[str], stages: dict[str, int] | None = None,
                      outputs: tuple[str, ...] = ("y",)) -> list[dict[str, Any]]:
     """'m = max(x); z = sum(exp(x - m))' -> [{name, op, expression, cpp, stage}], each checked over
@@ -143,8 +150,7 @@ def parse_reductions(what: str, text: str, names: set[str], stages: dict[str, in
             raise SpecError(f"{what}: {piece.strip()!r} needs the form 'name = op(expression)' with op one "
                             f"of {', '.join(REDUCE_OPS)}, e.g. 'ms = mean(x * x)'")
         name, op, expression = match.group(1), match.group(2), match.group(3).strip()
-        # The name is a C++ parameter of the formulas that read it (reduce_z(acc_t x, acc_t m)).
-        if keyword.iskeyword(name) or name in CPP_KEYWORDS or name in FORMULA_NAMES:
+        if _reserved(name):
             raise SpecError(f"{what}: reduction {name!r} is a Python or C++ keyword or a name the "
                             "formulas use (a math function, acc_t, torch); name the reduction otherwise, "
                             f"e.g. row_{name}")
@@ -185,9 +191,7 @@ def parse_outputs(text: str, names: set[str], tensors: set[str]) -> list[dict[st
             raise SpecError(f"--forward {text!r}: {piece.strip()!r} needs the form 'name: expression', "
                             "as each of several outputs")
         name, expression = match.group(1), match.group(2).strip()
-        # The name is a C++ parameter of the backward's formulas and a Python name in the
-        # generated README: no keyword, nor a function the formulas call.
-        if keyword.iskeyword(name) or name in CPP_KEYWORDS or name in FORMULA_NAMES:
+        if _reserved(name):
             raise SpecError(f"--forward {text!r}: the output name {name!r} is a Python or C++ keyword or a "
                             "name the formulas use (a math function, acc_t, torch); name the output otherwise")
         # y may name an output (which is what y means with one); grad, the one output's

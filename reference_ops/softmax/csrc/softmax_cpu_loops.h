@@ -54,7 +54,7 @@ class RowSum {
 };
 
 // A row's max (kMax) or min of vectors of terms: NaN if a term is NaN, as torch.amax and
-// torch.amin (and the scalar loops) take it.
+// torch.amin take it (the max and min of csrc/softmax_math.h, as the scalar loops).
 template <typename acc_t, bool kMax>
 class RowExtreme {
  public:
@@ -80,9 +80,7 @@ class RowExtreme {
 
  private:
   static constexpr double kStart = (kMax ? -1 : 1) * std::numeric_limits<double>::infinity();
-  void combine(double v) {
-    if ((kMax ? v > extreme_ : v < extreme_) || v != v) extreme_ = v;
-  }
+  void combine(double v) { extreme_ = kMax ? max(extreme_, v) : min(extreme_, v); }
   L running_ = L(static_cast<acc_t>(kStart));
   double extreme_ = kStart;
 };
