@@ -410,31 +410,46 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(second_grad.stdout)
     assert "test_matches_float64_reference" not in failed_tests(second_grad.stdout)
-    # The forwards run on the CPU's vectors (the AVX2 loops, as ATEN_CPU_CAPABILITY=avx2 picks
-    # them: SLEEF's exp, as eager's softmax calls it), and they give what the scalar loops give
-    # (ATEN_CPU_CAPABILITY=default turns the vectors down): sums, maxima, several outputs,
-    # per-row ones, int8 ones, tails of rows.
+    # The forwards and backwards run on the CPU's vectors (the AVX2 loops, as
+    # ATEN_CPU_CAPABILITY=avx2 picks them: SLEEF's exp, as eager's softmax calls it), and they
+    # give what the scalar loops give (ATEN_CPU_CAPABILITY=default turns the vectors down):
+    # sums, maxima, several outputs, per-row ones, int8 ones, tails of rows; gradients of rows
+    # and of columns, from the rows and saved reductions, from the output, from saved outputs.
     [library] = (project / "rows").glob("_C*.so")
     assert b"Sleef_expf8_u10" in library.read_bytes()
+    for op in ("wrong_saved", "wrong_from_output", "add_norm"):
+        assert f"{op}13backward_rows".encode() in library.read_bytes(), op
+    assert b"add_norm16backward_columns" in library.read_bytes()
     # The same inputs for both (torch.randn's values differ between the two capabilities).
     torch.manual_seed(0)
-    torch.save([torch.randn(37, 1027), torch.randn(37, 1027), torch.randn(1027)], project / "inputs.pt")
+    torch.save([torch.randn(37, 1027), torch.randn(37, 1027), torch.randn(1027), torch.randn(37, 1027)],
+               project / "inputs.pt")
     outputs = {}
     for capability in ("avx2", "default"):
         script = ("import sys, torch, rows\n"
-                  "x, r, w = torch.load('inputs.pt')\n"
+                  "x, r, w, g = torch.load('inputs.pt')\n"
                   "outs = [rows.wrong_from_output(x), *rows.absmax_quant(x), *rows.wrong_per_row(x),"
                   " rows.min_max(x), *rows.add_norm(x, r, w), rows.wrong_saved(x, w),"
                   " rows.wrong_forward(x)]\n"
-                  "torch.save(outs, sys.argv[1])\n")
+                  "x, r, w = (t.requires_grad_() for t in (x, r, w))\n"
+                  "grads = []\n"
+                  "for y, inputs in ((rows.wrong_from_output(x), [x]), (rows.wrong_per_row(x)[0], [x]),"
+                  " (rows.add_norm(x, r, w)[0], [x, r, w]), (rows.wrong_saved(x, w), [x, w]),"
+                  " (rows.wrong_gradient(x, w), [x, w]), (rows.wrong_forward(x), [x])):\n"
+                  "    grads += torch.autograd.grad(y, inputs, g)\n"
+                  "torch.save([outs, grads], sys.argv[1])\n")
         saved_at = project / f"outputs_{capability}.pt"
         ran = subprocess.run([str(python), "-c", script, str(saved_at)], cwd=project, capture_output=True,
                              text=True, env={**os.environ, "ATEN_CPU_CAPABILITY": capability})
         assert ran.returncode == 0, ran.stderr[-3000:]
         outputs[capability] = torch.load(saved_at)
-    for vector, scalar in zip(outputs["avx2"], outputs["default"], strict=True):
+    (outs_vector, grads_vector), (outs_scalar, grads_scalar) = outputs["avx2"], outputs["default"]
+    for vector, scalar in zip(outs_vector, outs_scalar, strict=True):
         assert vector.dtype == scalar.dtype and vector.shape == scalar.shape
         if vector.dtype == torch.int8:  # a value on a rounding step may round either way
             assert (vector.int() - scalar.int()).abs().max() <= 1 and (vector != scalar).float().mean() < 1e-4
         else:
             torch.testing.assert_close(vector, scalar, rtol=1e-6, atol=1e-6, equal_nan=True)
+    # A column's gradient sums 37 rows' terms, each computed to a float's rounding.
+    for vector, scalar in zip(grads_vector, grads_scalar, strict=True):
+        torch.testing.assert_close(vector, scalar, rtol=1e-5, atol=1e-5)

@@ -297,6 +297,23 @@ template <CpuIsa isa, typename scalar_t, typename out_t>
 void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_t*>& column_data,
                   out_t* out, acc_type<scalar_t>* saved, int64_t rows, int64_t n, int64_t begin,
                   int64_t end, const Scalars<double>& s);
+
+// The backward of rows begin..end on vectors, and the column tensors' gradients of columns
+// begin..end: likewise.
+template <CpuIsa isa, typename scalar_t>
+void backward_rows(const scalar_t* grad, const Rows<const scalar_t*>& data,
+                   const Columns<const scalar_t*>& column_data, const acc_type<scalar_t>* saved,
+                   Reductions<acc_type<scalar_t>>* red,
+                   GradReductions<acc_type<scalar_t>>* grad_red,
+                   const RowGrads<scalar_t*>& row_grads, int64_t rows, int64_t n, int64_t begin,
+                   int64_t end, const Scalars<double>& s);
+template <CpuIsa isa, typename scalar_t>
+void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
+                      const Columns<const scalar_t*>& column_data,
+                      const Reductions<acc_type<scalar_t>>* red,
+                      const GradReductions<acc_type<scalar_t>>* grad_red,
+                      const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, int64_t rows,
+                      int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
 #endif
 
 }  // namespace layer_norm

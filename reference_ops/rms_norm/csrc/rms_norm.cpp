@@ -219,6 +219,39 @@ void forward_rows_vectors(CpuIsa isa, const Rows<const scalar_t*>& data,
   }
 }
 
+// The backward's vector loops for the processors this CPU has.
+template <typename scalar_t>
+void backward_rows_vectors(CpuIsa isa, const scalar_t* grad, const Rows<const scalar_t*>& data,
+                           const Columns<const scalar_t*>& column_data,
+                           const acc_type<scalar_t>* saved, Reductions<acc_type<scalar_t>>* red,
+                           GradReductions<acc_type<scalar_t>>* grad_red,
+                           const RowGrads<scalar_t*>& row_grads, int64_t rows, int64_t n,
+                           int64_t begin, int64_t end, const Scalars<double>& s) {
+  if (isa == CpuIsa::kAvx512) {
+    backward_rows<CpuIsa::kAvx512, scalar_t>(grad, data, column_data, saved, red, grad_red,
+                                             row_grads, rows, n, begin, end, s);
+  } else {
+    backward_rows<CpuIsa::kAvx2, scalar_t>(grad, data, column_data, saved, red, grad_red, row_grads,
+                                           rows, n, begin, end, s);
+  }
+}
+
+template <typename scalar_t>
+void backward_columns_vectors(CpuIsa isa, const scalar_t* grad, const Rows<const scalar_t*>& data,
+                              const Columns<const scalar_t*>& column_data,
+                              const Reductions<acc_type<scalar_t>>* red,
+                              const GradReductions<acc_type<scalar_t>>* grad_red,
+                              const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, int64_t rows,
+                              int64_t n, int64_t begin, int64_t end, const Scalars<double>& s) {
+  if (isa == CpuIsa::kAvx512) {
+    backward_columns<CpuIsa::kAvx512, scalar_t>(grad, data, column_data, red, grad_red,
+                                                column_grads, rows, n, begin, end, s);
+  } else {
+    backward_columns<CpuIsa::kAvx2, scalar_t>(grad, data, column_data, red, grad_red, column_grads,
+                                              rows, n, begin, end, s);
+  }
+}
+
 // The kernels take the arguments in the structs of csrc/rms_norm_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -315,6 +348,21 @@ std::tuple<at::Tensor, at::Tensor> backward_impl(const at::Tensor& grad,
         // Each row's reductions, kept for the column gradients.
         std::vector<Reductions<acc_t>> red(rows);
         std::vector<GradReductions<acc_t>> grad_red(rows);
+#ifndef NO_CPU_VECTOR_LOOPS
+        // The vector loops where the CPU has AVX2 or AVX512; the scalar ones below elsewhere.
+        if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+          at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
+            backward_rows_vectors<scalar_t>(*isa, grad_p, data, column_data, saved, red.data(),
+                                            grad_red.data(), row_grads_p, rows, n, begin, end, s);
+          });
+          at::parallel_for(0, n, 64, [&](int64_t begin, int64_t end) {
+            backward_columns_vectors<scalar_t>(*isa, grad_p, data, column_data, red.data(),
+                                               grad_red.data(), column_grads_p, rows, n, begin, end,
+                                               s);
+          });
+          return;
+        }
+#endif
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
             const int64_t row = r * n;

@@ -1,20 +1,21 @@
-// rms_norm_cpu_loops.h: rms_norm's forward on the CPU's vectors, with the formulas of
+// rms_norm_cpu_loops.h: rms_norm's forward and backward on the CPU's vectors, with the formulas of
 // csrc/rms_norm_math.h on Lanes (csrc/cpu_lanes.h): 16 floats (8 doubles) at a time as built by
 // csrc/rms_norm_cpu_avx2.cpp, 32 (16) as built by csrc/rms_norm_cpu_avx512.cpp. Each of
 // those includes csrc/cpu_lanes.h, which makes it code for its processors, then this file.
 //
-// csrc/rms_norm.cpp splits the rows over threads and calls forward_rows for each share of them
-// where at::get_cpu_capability() is AVX2 or AVX512 (as PyTorch picks its own kernels:
-// ATEN_CPU_CAPABILITY=avx2 or default turns them down), and its scalar loops elsewhere and for
-// the backward. Each reduction sums (or takes the max or min of) its lanes in double, as the
-// scalar loops do, so both give the same values to a float's rounding. The files that include
-// this are vector code, so nothing in them may run before that check: they hold no data with a
-// dynamic initializer.
+// csrc/rms_norm.cpp splits the rows over threads and calls forward_rows (and backward_rows) for
+// each share of them, and backward_columns for each share of the columns, where
+// at::get_cpu_capability() is AVX2 or AVX512 (as PyTorch picks its own kernels:
+// ATEN_CPU_CAPABILITY=avx2 or default turns them down), and its scalar loops elsewhere. Each
+// reduction sums (or takes the max or min of) its lanes in double, as the scalar loops do, so both
+// give the same values to a float's rounding. The files that include this are vector code, so
+// nothing in them may run before that check: they hold no data with a dynamic initializer.
 #pragma once
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "rms_norm_math.h"
 
@@ -27,22 +28,26 @@ constexpr CpuIsa kBuiltFor = CpuIsa::kAvx512;
 constexpr CpuIsa kBuiltFor = CpuIsa::kAvx2;
 #endif
 
+// sums[j] += lane j of v, in double, for the first `width` lanes (all but at a row's end).
+template <typename acc_t>
+void add_in_double(double* sums, const CpuVec::Lanes<acc_t>& v, int64_t width) {
+  using L = CpuVec::Lanes<acc_t>;
+  __at_align__ acc_t lanes[L::size()];
+  v.lo.store(lanes);
+  v.hi.store(lanes + L::size() / 2);
+  if (width == L::size()) {
+    for (int j = 0; j < L::size(); ++j) sums[j] += lanes[j];
+  } else {
+    for (int64_t j = 0; j < width; ++j) sums[j] += lanes[j];
+  }
+}
+
 // A row's sum of vectors of terms, in double: each lane a partial sum of its own.
 template <typename acc_t>
 class RowSum {
  public:
   using L = CpuVec::Lanes<acc_t>;
-  // The first `width` lanes of v (all but at the row's end).
-  void add(const L& v, int64_t width) {
-    __at_align__ acc_t lanes[L::size()];
-    v.lo.store(lanes);
-    v.hi.store(lanes + L::size() / 2);
-    if (width == L::size()) {
-      for (int j = 0; j < L::size(); ++j) partial_[j] += lanes[j];
-    } else {
-      for (int64_t j = 0; j < width; ++j) partial_[j] += lanes[j];
-    }
-  }
+  void add(const L& v, int64_t width) { add_in_double(partial_, v, width); }
   double value() const {
     double total = 0.0;
     for (double p : partial_) total += p;
@@ -127,24 +132,163 @@ void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_
   }
 }
 
+// Rows begin..end of the backward: the forward's reductions as it saved them, the backward's, each
+// a pass over the row's vectors; then the row tensors' gradients. Each row's reductions go to
+// red[r] and grad_red[r], for backward_columns.
+template <CpuIsa isa, typename scalar_t>
+void backward_rows(const scalar_t* grad, const Rows<const scalar_t*>& data,
+                   const Columns<const scalar_t*>& column_data, const acc_type<scalar_t>* saved,
+                   Reductions<acc_type<scalar_t>>* red,
+                   GradReductions<acc_type<scalar_t>>* grad_red,
+                   const RowGrads<scalar_t*>& row_grads, int64_t rows, int64_t n, int64_t begin,
+                   int64_t end, const Scalars<double>& s) {
+  using acc_t = acc_type<scalar_t>;
+  using L = CpuVec::Lanes<acc_t>;
+  static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
+  const Scalars<acc_t> s_acc{static_cast<acc_t>(s.eps)};
+  const Scalars<L> s_lanes{L(s_acc.eps)};
+  const L n_lanes(static_cast<acc_t>(n));
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t row = r * n;
+    Reductions<L> red_lanes;
+    // The forward's reductions of this row, as it saved them.
+    red[r].ms = saved[0 * rows + r];
+    red_lanes.ms = L(red[r].ms);
+    GradReductions<L> grad_lanes;
+    {  // gx = mean(grad * weight * x)
+      RowSum<acc_t> v;
+      CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+        const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
+        const L y = forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                               CpuVec::load<acc_t>(column_data.weight + i, 1, width), s_lanes.eps,
+                               n_lanes, red_lanes.ms);
+        v.add(grad_reduce_gx<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                                CpuVec::load<acc_t>(column_data.weight + i, 1, width), s_lanes.eps,
+                                n_lanes, red_lanes.ms),
+              width);
+      });
+      grad_red[r].gx = static_cast<acc_t>(v.value() / n);
+      grad_lanes.gx = L(grad_red[r].gx);
+    }
+    CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
+      const L y = forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                             CpuVec::load<acc_t>(column_data.weight + i, 1, width), s_lanes.eps,
+                             n_lanes, red_lanes.ms);
+      CpuVec::store(row_grads.x + row + i,
+                    grad_wrt_x<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                                  CpuVec::load<acc_t>(column_data.weight + i, 1, width),
+                                  s_lanes.eps, n_lanes, red_lanes.ms, grad_lanes.gx),
+                    width);
+    });
+  }
+}
+
+// Columns begin..end of the column tensors' gradients: each column's sum over all rows, in
+// row order and in double, as the scalar loops sum it (the same sum whatever the number of
+// threads), the rows' reductions read from red and grad_red.
+template <CpuIsa isa, typename scalar_t>
+void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
+                      const Columns<const scalar_t*>& column_data,
+                      const Reductions<acc_type<scalar_t>>* red,
+                      const GradReductions<acc_type<scalar_t>>* grad_red,
+                      const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, int64_t rows,
+                      int64_t n, int64_t begin, int64_t end, const Scalars<double>& s) {
+  using acc_t = acc_type<scalar_t>;
+  using L = CpuVec::Lanes<acc_t>;
+  static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
+  const Scalars<acc_t> s_acc{static_cast<acc_t>(s.eps)};
+  const Scalars<L> s_lanes{L(s_acc.eps)};
+  const L n_lanes(static_cast<acc_t>(n));
+  std::vector<double> sums_weight(end - begin, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row = r * n;
+    const Reductions<L> red_lanes{L(red[r].ms)};
+    const GradReductions<L> grad_lanes{L(grad_red[r].gx)};
+    CpuVec::for_each_vector<L>(
+        end - begin, [&](int64_t j, int64_t width) __attribute__((always_inline)) {
+          const int64_t i = begin + j;
+          const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
+          const L y = forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                                 CpuVec::load<acc_t>(column_data.weight + i, 1, width), s_lanes.eps,
+                                 n_lanes, red_lanes.ms);
+          add_in_double(sums_weight.data() + j,
+                        grad_wrt_weight<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                                           CpuVec::load<acc_t>(column_data.weight + i, 1, width),
+                                           s_lanes.eps, n_lanes, red_lanes.ms, grad_lanes.gx),
+                        width);
+        });
+  }
+  for (int64_t i = begin; i < end; ++i) {
+    column_grads.weight.store(i, sums_weight[i - begin]);
+  }
+}
+
 // The dtypes csrc/rms_norm.cpp dispatches to, for the processors of the including file.
 template void forward_rows<kBuiltFor, float, float>(const Rows<const float*>& data,
                                                     const Columns<const float*>& column_data,
                                                     float* out, acc_type<float>* saved,
                                                     int64_t rows, int64_t n, int64_t begin,
                                                     int64_t end, const Scalars<double>& s);
+template void backward_rows<kBuiltFor, float>(
+    const float* grad, const Rows<const float*>& data, const Columns<const float*>& column_data,
+    const acc_type<float>* saved, Reductions<acc_type<float>>* red,
+    GradReductions<acc_type<float>>* grad_red, const RowGrads<float*>& row_grads, int64_t rows,
+    int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
+template void backward_columns<kBuiltFor, float>(const float* grad, const Rows<const float*>& data,
+                                                 const Columns<const float*>& column_data,
+                                                 const Reductions<acc_type<float>>* red,
+                                                 const GradReductions<acc_type<float>>* grad_red,
+                                                 const ColumnGrads<ColumnGrad<float>>& column_grads,
+                                                 int64_t rows, int64_t n, int64_t begin,
+                                                 int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, double, double>(const Rows<const double*>& data,
                                                       const Columns<const double*>& column_data,
                                                       double* out, acc_type<double>* saved,
                                                       int64_t rows, int64_t n, int64_t begin,
                                                       int64_t end, const Scalars<double>& s);
+template void backward_rows<kBuiltFor, double>(
+    const double* grad, const Rows<const double*>& data, const Columns<const double*>& column_data,
+    const acc_type<double>* saved, Reductions<acc_type<double>>* red,
+    GradReductions<acc_type<double>>* grad_red, const RowGrads<double*>& row_grads, int64_t rows,
+    int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
+template void backward_columns<kBuiltFor, double>(
+    const double* grad, const Rows<const double*>& data, const Columns<const double*>& column_data,
+    const Reductions<acc_type<double>>* red, const GradReductions<acc_type<double>>* grad_red,
+    const ColumnGrads<ColumnGrad<double>>& column_grads, int64_t rows, int64_t n, int64_t begin,
+    int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::Half, c10::Half>(
     const Rows<const c10::Half*>& data, const Columns<const c10::Half*>& column_data,
     c10::Half* out, acc_type<c10::Half>* saved, int64_t rows, int64_t n, int64_t begin, int64_t end,
     const Scalars<double>& s);
+template void backward_rows<kBuiltFor, c10::Half>(
+    const c10::Half* grad, const Rows<const c10::Half*>& data,
+    const Columns<const c10::Half*>& column_data, const acc_type<c10::Half>* saved,
+    Reductions<acc_type<c10::Half>>* red, GradReductions<acc_type<c10::Half>>* grad_red,
+    const RowGrads<c10::Half*>& row_grads, int64_t rows, int64_t n, int64_t begin, int64_t end,
+    const Scalars<double>& s);
+template void backward_columns<kBuiltFor, c10::Half>(
+    const c10::Half* grad, const Rows<const c10::Half*>& data,
+    const Columns<const c10::Half*>& column_data, const Reductions<acc_type<c10::Half>>* red,
+    const GradReductions<acc_type<c10::Half>>* grad_red,
+    const ColumnGrads<ColumnGrad<c10::Half>>& column_grads, int64_t rows, int64_t n, int64_t begin,
+    int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::BFloat16, c10::BFloat16>(
     const Rows<const c10::BFloat16*>& data, const Columns<const c10::BFloat16*>& column_data,
     c10::BFloat16* out, acc_type<c10::BFloat16>* saved, int64_t rows, int64_t n, int64_t begin,
     int64_t end, const Scalars<double>& s);
+template void backward_rows<kBuiltFor, c10::BFloat16>(
+    const c10::BFloat16* grad, const Rows<const c10::BFloat16*>& data,
+    const Columns<const c10::BFloat16*>& column_data, const acc_type<c10::BFloat16>* saved,
+    Reductions<acc_type<c10::BFloat16>>* red, GradReductions<acc_type<c10::BFloat16>>* grad_red,
+    const RowGrads<c10::BFloat16*>& row_grads, int64_t rows, int64_t n, int64_t begin, int64_t end,
+    const Scalars<double>& s);
+template void backward_columns<kBuiltFor, c10::BFloat16>(
+    const c10::BFloat16* grad, const Rows<const c10::BFloat16*>& data,
+    const Columns<const c10::BFloat16*>& column_data,
+    const Reductions<acc_type<c10::BFloat16>>* red,
+    const GradReductions<acc_type<c10::BFloat16>>* grad_red,
+    const ColumnGrads<ColumnGrad<c10::BFloat16>>& column_grads, int64_t rows, int64_t n,
+    int64_t begin, int64_t end, const Scalars<double>& s);
 
 }  // namespace rms_norm

@@ -180,6 +180,22 @@ void forward_rows_vectors(CpuIsa isa, const Rows<const scalar_t*>& data,
   }
 }
 
+// The backward's vector loops for the processors this CPU has.
+template <typename scalar_t>
+void backward_rows_vectors(CpuIsa isa, const scalar_t* grad, const Output<const scalar_t*>& data,
+                           const Columns<const scalar_t*>& column_data,
+                           GradReductions<acc_type<scalar_t>>* grad_red,
+                           const RowGrads<scalar_t*>& row_grads, int64_t rows, int64_t n,
+                           int64_t begin, int64_t end, const Scalars<double>& s) {
+  if (isa == CpuIsa::kAvx512) {
+    backward_rows<CpuIsa::kAvx512, scalar_t>(grad, data, column_data, grad_red, row_grads, rows, n,
+                                             begin, end, s);
+  } else {
+    backward_rows<CpuIsa::kAvx2, scalar_t>(grad, data, column_data, grad_red, row_grads, rows, n,
+                                           begin, end, s);
+  }
+}
+
 // The kernels take the arguments in the structs of csrc/softmax_math.h; the functions
 // registered at the end of this file pass them on.
 namespace cpu {
@@ -256,6 +272,16 @@ at::Tensor backward_impl(const at::Tensor& grad, const Output<const at::Tensor&>
         const acc_t n_acc = static_cast<acc_t>(n);
         // Each row's reductions, kept for the column gradients.
         std::vector<GradReductions<acc_t>> grad_red(rows);
+#ifndef NO_CPU_VECTOR_LOOPS
+        // The vector loops where the CPU has AVX2 or AVX512; the scalar ones below elsewhere.
+        if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+          at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
+            backward_rows_vectors<scalar_t>(*isa, grad_p, data, column_data, grad_red.data(),
+                                            row_grads_p, rows, n, begin, end, s);
+          });
+          return;
+        }
+#endif
         at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
             const int64_t row = r * n;

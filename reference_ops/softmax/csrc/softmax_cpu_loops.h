@@ -1,15 +1,14 @@
-// softmax_cpu_loops.h: softmax's forward on the CPU's vectors, with the formulas of
+// softmax_cpu_loops.h: softmax's forward and backward on the CPU's vectors, with the formulas of
 // csrc/softmax_math.h on Lanes (csrc/cpu_lanes.h): 16 floats (8 doubles) at a time as built by
 // csrc/softmax_cpu_avx2.cpp, 32 (16) as built by csrc/softmax_cpu_avx512.cpp. Each of
 // those includes csrc/cpu_lanes.h, which makes it code for its processors, then this file.
 //
-// csrc/softmax.cpp splits the rows over threads and calls forward_rows for each share of them
-// where at::get_cpu_capability() is AVX2 or AVX512 (as PyTorch picks its own kernels:
-// ATEN_CPU_CAPABILITY=avx2 or default turns them down), and its scalar loops elsewhere and for
-// the backward. Each reduction sums (or takes the max or min of) its lanes in double, as the
-// scalar loops do, so both give the same values to a float's rounding. The files that include
-// this are vector code, so nothing in them may run before that check: they hold no data with a
-// dynamic initializer.
+// csrc/softmax.cpp splits the rows over threads and calls forward_rows (and backward_rows) for each
+// share of them where at::get_cpu_capability() is AVX2 or AVX512 (as PyTorch picks its own kernels:
+// ATEN_CPU_CAPABILITY=avx2 or default turns them down), and its scalar loops elsewhere. Each
+// reduction sums (or takes the max or min of) its lanes in double, as the scalar loops do, so both
+// give the same values to a float's rounding. The files that include this are vector code, so
+// nothing in them may run before that check: they hold no data with a dynamic initializer.
 #pragma once
 
 #include <cmath>
@@ -27,22 +26,26 @@ constexpr CpuIsa kBuiltFor = CpuIsa::kAvx512;
 constexpr CpuIsa kBuiltFor = CpuIsa::kAvx2;
 #endif
 
+// sums[j] += lane j of v, in double, for the first `width` lanes (all but at a row's end).
+template <typename acc_t>
+void add_in_double(double* sums, const CpuVec::Lanes<acc_t>& v, int64_t width) {
+  using L = CpuVec::Lanes<acc_t>;
+  __at_align__ acc_t lanes[L::size()];
+  v.lo.store(lanes);
+  v.hi.store(lanes + L::size() / 2);
+  if (width == L::size()) {
+    for (int j = 0; j < L::size(); ++j) sums[j] += lanes[j];
+  } else {
+    for (int64_t j = 0; j < width; ++j) sums[j] += lanes[j];
+  }
+}
+
 // A row's sum of vectors of terms, in double: each lane a partial sum of its own.
 template <typename acc_t>
 class RowSum {
  public:
   using L = CpuVec::Lanes<acc_t>;
-  // The first `width` lanes of v (all but at the row's end).
-  void add(const L& v, int64_t width) {
-    __at_align__ acc_t lanes[L::size()];
-    v.lo.store(lanes);
-    v.hi.store(lanes + L::size() / 2);
-    if (width == L::size()) {
-      for (int j = 0; j < L::size(); ++j) partial_[j] += lanes[j];
-    } else {
-      for (int64_t j = 0; j < width; ++j) partial_[j] += lanes[j];
-    }
-  }
+  void add(const L& v, int64_t width) { add_in_double(partial_, v, width); }
   double value() const {
     double total = 0.0;
     for (double p : partial_) total += p;
@@ -127,23 +130,82 @@ void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_
   }
 }
 
+// Rows begin..end of the backward: the backward's, each a pass
+// over the row's vectors; then the row tensors' gradients. Each row's reductions go to
+// grad_red[r], for backward_columns.
+template <CpuIsa isa, typename scalar_t>
+void backward_rows(const scalar_t* grad, const Output<const scalar_t*>& data,
+                   const Columns<const scalar_t*>& column_data,
+                   GradReductions<acc_type<scalar_t>>* grad_red,
+                   const RowGrads<scalar_t*>& row_grads, int64_t rows, int64_t n, int64_t begin,
+                   int64_t end, const Scalars<double>& s) {
+  using acc_t = acc_type<scalar_t>;
+  using L = CpuVec::Lanes<acc_t>;
+  static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
+  const L n_lanes(static_cast<acc_t>(n));
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t row = r * n;
+    GradReductions<L> grad_lanes;
+    {  // gy = sum(grad * y)
+      RowSum<acc_t> v;
+      CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+        const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
+        const L y = CpuVec::load<acc_t>(data.y + row + i, 1, width);
+        v.add(grad_reduce_gy<L>(g, y, n_lanes), width);
+      });
+      grad_red[r].gy = static_cast<acc_t>(v.value());
+      grad_lanes.gy = L(grad_red[r].gy);
+    }
+    CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
+      const L y = CpuVec::load<acc_t>(data.y + row + i, 1, width);
+      CpuVec::store(row_grads.x + row + i, grad_wrt_x<L>(g, y, n_lanes, grad_lanes.gy), width);
+    });
+  }
+}
+
 // The dtypes csrc/softmax.cpp dispatches to, for the processors of the including file.
 template void forward_rows<kBuiltFor, float, float>(const Rows<const float*>& data,
                                                     const Columns<const float*>& column_data,
                                                     float* out, int64_t rows, int64_t n,
                                                     int64_t begin, int64_t end,
                                                     const Scalars<double>& s);
+template void backward_rows<kBuiltFor, float>(const float* grad, const Output<const float*>& data,
+                                              const Columns<const float*>& column_data,
+                                              GradReductions<acc_type<float>>* grad_red,
+                                              const RowGrads<float*>& row_grads, int64_t rows,
+                                              int64_t n, int64_t begin, int64_t end,
+                                              const Scalars<double>& s);
 template void forward_rows<kBuiltFor, double, double>(const Rows<const double*>& data,
                                                       const Columns<const double*>& column_data,
                                                       double* out, int64_t rows, int64_t n,
                                                       int64_t begin, int64_t end,
                                                       const Scalars<double>& s);
+template void backward_rows<kBuiltFor, double>(const double* grad,
+                                               const Output<const double*>& data,
+                                               const Columns<const double*>& column_data,
+                                               GradReductions<acc_type<double>>* grad_red,
+                                               const RowGrads<double*>& row_grads, int64_t rows,
+                                               int64_t n, int64_t begin, int64_t end,
+                                               const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::Half, c10::Half>(
     const Rows<const c10::Half*>& data, const Columns<const c10::Half*>& column_data,
     c10::Half* out, int64_t rows, int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
+template void backward_rows<kBuiltFor, c10::Half>(const c10::Half* grad,
+                                                  const Output<const c10::Half*>& data,
+                                                  const Columns<const c10::Half*>& column_data,
+                                                  GradReductions<acc_type<c10::Half>>* grad_red,
+                                                  const RowGrads<c10::Half*>& row_grads,
+                                                  int64_t rows, int64_t n, int64_t begin,
+                                                  int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::BFloat16, c10::BFloat16>(
     const Rows<const c10::BFloat16*>& data, const Columns<const c10::BFloat16*>& column_data,
     c10::BFloat16* out, int64_t rows, int64_t n, int64_t begin, int64_t end,
     const Scalars<double>& s);
+template void backward_rows<kBuiltFor, c10::BFloat16>(
+    const c10::BFloat16* grad, const Output<const c10::BFloat16*>& data,
+    const Columns<const c10::BFloat16*>& column_data,
+    GradReductions<acc_type<c10::BFloat16>>* grad_red, const RowGrads<c10::BFloat16*>& row_grads,
+    int64_t rows, int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
 
 }  // namespace softmax

@@ -254,6 +254,14 @@ template <CpuIsa isa, typename scalar_t, typename out_t>
 void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_t*>& column_data,
                   out_t* out, int64_t rows, int64_t n, int64_t begin, int64_t end,
                   const Scalars<double>& s);
+
+// The backward of rows begin..end on vectors: likewise.
+template <CpuIsa isa, typename scalar_t>
+void backward_rows(const scalar_t* grad, const Output<const scalar_t*>& data,
+                   const Columns<const scalar_t*>& column_data,
+                   GradReductions<acc_type<scalar_t>>* grad_red,
+                   const RowGrads<scalar_t*>& row_grads, int64_t rows, int64_t n, int64_t begin,
+                   int64_t end, const Scalars<double>& s);
 #endif
 
 }  // namespace softmax
