@@ -137,6 +137,12 @@ def failed_tests(output: str) -> set[str]:
     return set(re.findall(r"FAILED tests/\S+::(\w+)", output))
 
 
+def compiler_warnings(log: str) -> list[str]:
+    """The compilers' warnings about a project's own files (csrc/...) in its build's log: the
+    generated code is meant to build without any (torch's extension flags include -Wall)."""
+    return sorted(set(re.findall(r"^\S*csrc/\S+ warning\b.*$", log, re.M)))
+
+
 def make_static_libstdcxx_gxx(directory: Path) -> Path:
     """A g++ wrapper like the GPU machine's CXX=/opt/gcc/bin/g++, made of this machine's g++.
 

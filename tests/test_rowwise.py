@@ -18,7 +18,7 @@ from opgen.cli import main
 from opgen.kinds import rowwise
 from opgen.spec import SpecError
 
-from .conftest import failed_tests, pip_install, run_project_tests
+from .conftest import compiler_warnings, failed_tests, pip_install, run_project_tests
 
 L2 = {"kind": "rowwise", "signature": "x: Tensor", "reductions": "ss = sum(x * x)",
       "forward": "x / sqrt(ss)", "reference": "x / x.norm(dim=-1, keepdim=True)",
@@ -347,7 +347,9 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
         path.write_text(path.read_text().replace(right, "saved[0 * rows + r] = red.ms * acc_t(1.001);"))
     # The formulas are the CPU kernels' too, which run here (the CUDA ones compile in the
     # reference ops' tests).
-    pip_install(python, project, USE_CUDA="0")
+    log = pip_install(python, project, USE_CUDA="0")
+    # Without a warning: no local left unused by an op without scalars, row gradients or columns.
+    assert not compiler_warnings(log)
     # The tests that compare values (not torch.compile's, the slowest, which compare none).
     forward = run_project_tests(python, project, "-k", "not compile", "tests/test_wrong_forward.py")
     assert_caught_by_values(forward)

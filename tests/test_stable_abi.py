@@ -20,7 +20,7 @@ from opgen.answers import collect_op
 from opgen.kinds import KINDS, STABLE_KINDS
 from opgen.model import read_project
 
-from .conftest import HAS_NVCC, failed_tests, pip_install, render, run_project_tests
+from .conftest import HAS_NVCC, compiler_warnings, failed_tests, pip_install, render, run_project_tests
 from .test_custom import GATHER, MIXED
 from .test_generated_project import add
 
@@ -82,8 +82,14 @@ def stable_project(python, projects) -> Path:
     add(project, "l2n", "--kind", "rowwise", *L2_WITH_NORM)
     add(project, "gather", *GATHER)
     add(project, "mixed", *MIXED)
-    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    log = pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    (project.parent / "stable_build.log").write_text(log)  # beside the project, not in its sdist
     return project
+
+
+@pytest.mark.xdist_group("stable_abi")
+def test_a_stable_project_builds_without_a_warning(stable_project):
+    assert not compiler_warnings((stable_project.parent / "stable_build.log").read_text())
 
 
 @pytest.mark.xdist_group("stable_abi")

@@ -242,14 +242,15 @@ void backward_columns_vectors(CpuIsa isa, const scalar_t* grad, const Rows<const
                               const Columns<const scalar_t*>& column_data,
                               const Reductions<acc_type<scalar_t>>* red,
                               const GradReductions<acc_type<scalar_t>>* grad_red,
-                              const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, int64_t rows,
-                              int64_t n, int64_t begin, int64_t end, const Scalars<double>& s) {
+                              const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, double* sums,
+                              int64_t rows, int64_t n, int64_t begin, int64_t end,
+                              const Scalars<double>& s) {
   if (isa == CpuIsa::kAvx512) {
     backward_columns<CpuIsa::kAvx512, scalar_t>(grad, data, column_data, red, grad_red,
-                                                column_grads, rows, n, begin, end, s);
+                                                column_grads, sums, rows, n, begin, end, s);
   } else {
     backward_columns<CpuIsa::kAvx2, scalar_t>(grad, data, column_data, red, grad_red, column_grads,
-                                              rows, n, begin, end, s);
+                                              sums, rows, n, begin, end, s);
   }
 }
 
@@ -372,10 +373,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_impl(
             backward_rows_vectors<scalar_t>(*isa, grad_p, data, column_data, saved, red.data(),
                                             grad_red.data(), row_grads_p, rows, n, begin, end, s);
           });
+          // Each column tensor's gradient summed in double: n for each, each thread its columns.
+          std::vector<double> sums(2 * n, 0.0);
           at::parallel_for(0, n, 64, [&](int64_t begin, int64_t end) {
             backward_columns_vectors<scalar_t>(*isa, grad_p, data, column_data, red.data(),
-                                               grad_red.data(), column_grads_p, rows, n, begin, end,
-                                               s);
+                                               grad_red.data(), column_grads_p, sums.data(), rows,
+                                               n, begin, end, s);
           });
           return;
         }

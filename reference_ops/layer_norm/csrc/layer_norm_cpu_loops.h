@@ -15,7 +15,6 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-#include <vector>
 
 #include "layer_norm_math.h"
 
@@ -225,22 +224,26 @@ void backward_rows(const scalar_t* grad, const Rows<const scalar_t*>& data,
 
 // Columns begin..end of the column tensors' gradients: each column's sum over all rows, in
 // row order and in double, as the scalar loops sum it (the same sum whatever the number of
-// threads), the rows' reductions read from red and grad_red.
+// threads), the rows' reductions read from red and grad_red. `sums` holds n zeros for each
+// column tensor (weight, bias), which the glue allocates: this file is vector code, and
+// the std::vector functions it would instantiate could be the ones the linker keeps for
+// every file.
 template <CpuIsa isa, typename scalar_t>
 void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
                       const Columns<const scalar_t*>& column_data,
                       const Reductions<acc_type<scalar_t>>* red,
                       const GradReductions<acc_type<scalar_t>>* grad_red,
-                      const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, int64_t rows,
-                      int64_t n, int64_t begin, int64_t end, const Scalars<double>& s) {
+                      const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, double* sums,
+                      int64_t rows, int64_t n, int64_t begin, int64_t end,
+                      const Scalars<double>& s) {
   using acc_t = acc_type<scalar_t>;
   using L = CpuVec::Lanes<acc_t>;
   static_assert(isa == kBuiltFor, "each file builds the loops for its own processors");
   const Scalars<acc_t> s_acc{static_cast<acc_t>(s.eps)};
   const Scalars<L> s_lanes{L(s_acc.eps)};
   const L n_lanes(static_cast<acc_t>(n));
-  std::vector<double> sums_weight(end - begin, 0.0);
-  std::vector<double> sums_bias(end - begin, 0.0);
+  double* sums_weight = sums + 0 * n;
+  double* sums_bias = sums + 1 * n;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t row = r * n;
     const Reductions<L> red_lanes{L(red[r].mu), L(red[r].var)};
@@ -253,7 +256,7 @@ void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
                                  CpuVec::load<acc_t>(column_data.weight + i, 1, width),
                                  CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
                                  n_lanes, red_lanes.mu, red_lanes.var);
-          add_in_double(sums_weight.data() + j,
+          add_in_double(sums_weight + i,
                         grad_wrt_weight<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
                                            CpuVec::load<acc_t>(column_data.weight + i, 1, width),
                                            CpuVec::load<acc_t>(column_data.bias + i, 1, width),
@@ -261,7 +264,7 @@ void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
                                            grad_lanes.g1, grad_lanes.g2),
                         width);
           add_in_double(
-              sums_bias.data() + j,
+              sums_bias + i,
               grad_wrt_bias<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
                                CpuVec::load<acc_t>(column_data.weight + i, 1, width),
                                CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
@@ -270,8 +273,8 @@ void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
         });
   }
   for (int64_t i = begin; i < end; ++i) {
-    column_grads.weight.store(i, sums_weight[i - begin]);
-    column_grads.bias.store(i, sums_bias[i - begin]);
+    column_grads.weight.store(i, sums_weight[i]);
+    column_grads.bias.store(i, sums_bias[i]);
   }
 }
 
@@ -286,13 +289,11 @@ template void backward_rows<kBuiltFor, float>(
     const acc_type<float>* saved, Reductions<acc_type<float>>* red,
     GradReductions<acc_type<float>>* grad_red, const RowGrads<float*>& row_grads, int64_t rows,
     int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
-template void backward_columns<kBuiltFor, float>(const float* grad, const Rows<const float*>& data,
-                                                 const Columns<const float*>& column_data,
-                                                 const Reductions<acc_type<float>>* red,
-                                                 const GradReductions<acc_type<float>>* grad_red,
-                                                 const ColumnGrads<ColumnGrad<float>>& column_grads,
-                                                 int64_t rows, int64_t n, int64_t begin,
-                                                 int64_t end, const Scalars<double>& s);
+template void backward_columns<kBuiltFor, float>(
+    const float* grad, const Rows<const float*>& data, const Columns<const float*>& column_data,
+    const Reductions<acc_type<float>>* red, const GradReductions<acc_type<float>>* grad_red,
+    const ColumnGrads<ColumnGrad<float>>& column_grads, double* sums, int64_t rows, int64_t n,
+    int64_t begin, int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, double, double>(const Rows<const double*>& data,
                                                       const Columns<const double*>& column_data,
                                                       double* out, acc_type<double>* saved,
@@ -306,8 +307,8 @@ template void backward_rows<kBuiltFor, double>(
 template void backward_columns<kBuiltFor, double>(
     const double* grad, const Rows<const double*>& data, const Columns<const double*>& column_data,
     const Reductions<acc_type<double>>* red, const GradReductions<acc_type<double>>* grad_red,
-    const ColumnGrads<ColumnGrad<double>>& column_grads, int64_t rows, int64_t n, int64_t begin,
-    int64_t end, const Scalars<double>& s);
+    const ColumnGrads<ColumnGrad<double>>& column_grads, double* sums, int64_t rows, int64_t n,
+    int64_t begin, int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::Half, c10::Half>(
     const Rows<const c10::Half*>& data, const Columns<const c10::Half*>& column_data,
     c10::Half* out, acc_type<c10::Half>* saved, int64_t rows, int64_t n, int64_t begin, int64_t end,
@@ -322,8 +323,8 @@ template void backward_columns<kBuiltFor, c10::Half>(
     const c10::Half* grad, const Rows<const c10::Half*>& data,
     const Columns<const c10::Half*>& column_data, const Reductions<acc_type<c10::Half>>* red,
     const GradReductions<acc_type<c10::Half>>* grad_red,
-    const ColumnGrads<ColumnGrad<c10::Half>>& column_grads, int64_t rows, int64_t n, int64_t begin,
-    int64_t end, const Scalars<double>& s);
+    const ColumnGrads<ColumnGrad<c10::Half>>& column_grads, double* sums, int64_t rows, int64_t n,
+    int64_t begin, int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::BFloat16, c10::BFloat16>(
     const Rows<const c10::BFloat16*>& data, const Columns<const c10::BFloat16*>& column_data,
     c10::BFloat16* out, acc_type<c10::BFloat16>* saved, int64_t rows, int64_t n, int64_t begin,
@@ -339,7 +340,7 @@ template void backward_columns<kBuiltFor, c10::BFloat16>(
     const Columns<const c10::BFloat16*>& column_data,
     const Reductions<acc_type<c10::BFloat16>>* red,
     const GradReductions<acc_type<c10::BFloat16>>* grad_red,
-    const ColumnGrads<ColumnGrad<c10::BFloat16>>& column_grads, int64_t rows, int64_t n,
-    int64_t begin, int64_t end, const Scalars<double>& s);
+    const ColumnGrads<ColumnGrad<c10::BFloat16>>& column_grads, double* sums, int64_t rows,
+    int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
 
 }  // namespace layer_norm

@@ -281,8 +281,9 @@ void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
                       const Columns<const scalar_t*>& column_data,
                       const Reductions<acc_type<scalar_t>>* red,
                       const GradReductions<acc_type<scalar_t>>* grad_red,
-                      const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, int64_t rows,
-                      int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
+                      const ColumnGrads<ColumnGrad<scalar_t>>& column_grads, double* sums,
+                      int64_t rows, int64_t n, int64_t begin, int64_t end,
+                      const Scalars<double>& s);
 #endif
 
 }  // namespace rms_norm

@@ -211,7 +211,6 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
   AT_DISPATCH_SWITCH(in.x.scalar_type(), "softmax_cpu", SOFTMAX_DISPATCH_CASES([&] {
                        // float for float and the half types, double for double.
                        using acc_t = at::opmath_type<scalar_t>;
-                       const Scalars<acc_t> s_acc{};
                        const Rows<const scalar_t*> data{contiguous.x.const_data_ptr<scalar_t>()};
                        const Columns<const scalar_t*> column_data{};
                        scalar_t* out_p = out.mutable_data_ptr<scalar_t>();
@@ -260,11 +259,9 @@ at::Tensor backward_impl(const at::Tensor& grad, const Output<const at::Tensor&>
   const int64_t rows = n == 0 ? 0 : in.y.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
   RowGrads<at::Tensor> row_grads{new_tensor(in.y, in.y.sizes(), in.y.scalar_type())};
-  ColumnGrads<at::Tensor> column_grads{};
   AT_DISPATCH_SWITCH(
       in.y.scalar_type(), "softmax_backward_cpu", SOFTMAX_DISPATCH_CASES([&] {
         using acc_t = at::opmath_type<scalar_t>;
-        const Scalars<acc_t> s_acc{};
         const Output<const scalar_t*> data{contiguous.y.const_data_ptr<scalar_t>()};
         const Columns<const scalar_t*> column_data{};
         const scalar_t* grad_p = grad_c.const_data_ptr<scalar_t>();
@@ -347,7 +344,6 @@ at::Tensor backward_impl(const at::Tensor& grad, const Output<const at::Tensor&>
   const int64_t rows = n == 0 ? 0 : in.y.numel() / n;
   const at::Tensor grad_c = grad.contiguous();
   RowGrads<at::Tensor> row_grads{new_tensor(in.y, in.y.sizes(), in.y.scalar_type())};
-  ColumnGrads<at::Tensor> column_grads{};
   if (n == 0) return row_grads.x;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_SWITCH(
