@@ -61,7 +61,10 @@
 // Every strategy but split keeps the row in registers (16-byte vectors of T, one DRAM read
 // per input), reduces, then computes the outputs from the registers:
 //   * warp per row     32 threads a row, 4 rows a 128-thread block (short rows)
-//   * block per row    a 128..1024-thread block a row (medium rows)
+//   * block per row    a 128..1024-thread block a row (medium rows); rows that fill a block
+//                      of up to 512 exactly, aligned, of ops with column inputs and no column
+//                      outputs run row_kernel_fit, the same layout without the other cases'
+//                      checks
 //   * cluster per row  a row split over the 2..16 blocks of a thread-block cluster; the
 //                      partial reductions meet through distributed shared memory (long
 //                      rows; and few rows of forwards of several stages, below 8192
@@ -1103,6 +1106,124 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
     row_kernel_min_blocks(const RowParams<F, T> p) {
   row_body<F, T, TPR, VPT, BLOCK, false, SHIFT>(p);
 }
+
+// ---- rows that fill their block: the common case, without the others' checks --------
+//
+// A block a row, each row exactly the block's columns (N = BLOCK * VPT * VEC: 4096 bf16
+// columns in 256 x 2, 16384 in 512 x 4), every row of every tensor on 16 bytes, a covering
+// grid, column inputs and no column outputs (RMSNorm- and LayerNorm-like forwards: see
+// rk_fit_kernel). row_body handles every other case too (rows read element by element, rows
+// the group overshoots, shifted rows, clusters, the ring, column outputs), and the code for
+// them cost these rows: measured on an H200, the same layout without it ran LayerNorm's bf16
+// forward at 0.83 -> 0.90-0.92 of a copy's bandwidth at 4096 x 4096 and 0.84 -> 0.90 at
+// 4096 x 16384, RMSNorm's at 0.91-0.93 -> 0.94-0.97 (tests/perf/rowwise/fit_h200.txt).
+// Compiled for at most 64 registers (a thread of 512 otherwise took up to 90, one block a
+// multiprocessor). The planner marks such plans (Plan::fit); launch_rows runs this kernel
+// when the launch is aligned, and row_body with the same plan when it is not.
+template <class F, class T, int VPT, int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) row_kernel_fit(const RowParams<F, T> p) {
+  using TI = TypeInfo<T>;
+  using A = acc_t<T>;
+  using Cx = Ctx<F, A>;
+  using O = out_t<F, T>;
+  constexpr int VEC = TI::kVec;
+  constexpr int kWarps = BLOCK / 32;
+  constexpr int KX = F::kRowIn > 0 ? F::kRowIn : 1;
+  constexpr int KC = F::kColIn > 0 ? F::kColIn : 1;
+  static_assert(F::kColGrad == 0, "column outputs accumulate across rows: row_body");
+  __shared__ A red_smem[2][F::kRed > 0 ? F::kRed : 1][kWarps];
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  int parity = 0;
+  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    // Vector i of this thread: columns (i * BLOCK + t) * VEC .. + VEC - 1 of the row.
+    uint4 xraw[KX][VPT];
+#pragma unroll
+    for (int xi = 0; xi < F::kRowIn; ++xi) {
+      const uint4* rp = reinterpret_cast<const uint4*>(p.in[xi] + row * p.in_stride[xi]);
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) xraw[xi][i] = __ldg(rp + i * BLOCK + t);
+    }
+    Cx rc;
+    rc.n = (A)p.N;
+    rc.s = p.s;
+#pragma unroll
+    for (int si = 0; si < F::kStatIn; ++si) rc.st[si] = p.stat_in[si][row];
+#pragma unroll
+    for (int j = 0; j < F::kRed; ++j) rc.r[j] = A(0);
+    // The column inputs of vector i, loaded in each pass that uses them (from L1): the
+    // opaque zero keeps the loads in the pass, and the elements are extracted again in
+    // each pass, rather than all kept alive from the first (twice the registers).
+    auto load_cols = [&](int i, uint32_t z, uint4(&cv)[KC]) {
+#pragma unroll
+      for (int ci = 0; ci < F::kColIn; ++ci)
+        cv[ci] = __ldg(reinterpret_cast<const uint4*>(p.col[ci] + z) + i * BLOCK + t);
+    };
+    auto ctx_at = [&](int i, int e, uint32_t z, const uint4(&cv)[KC]) {
+      Cx ec = rc;
+#pragma unroll
+      for (int xi = 0; xi < F::kRowIn; ++xi) ec.x[xi] = TI::get(xraw[xi][i], e, z);
+#pragma unroll
+      for (int ci = 0; ci < F::kColIn; ++ci) ec.c[ci] = TI::get(cv[ci], e, 0u);
+      return ec;
+    };
+#pragma unroll
+    for (int stage = 0; stage < F::kStages; ++stage) {
+      A part[F::kRed > 0 ? F::kRed : 1];
+#pragma unroll
+      for (int j = 0; j < F::kRed; ++j) part[j] = red_identity<A>(F::red_op(j));
+      const uint32_t z = opaque_zero();
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        uint4 cv[KC];
+        load_cols(i, z, cv);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          const Cx ec = ctx_at(i, e, z, cv);
+#pragma unroll
+          for (int j = 0; j < F::kRed; ++j)
+            if (F::red_stage(j) == stage)
+              part[j] = red_combine<A>(F::red_op(j), part[j], F::red(j, ec));
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < F::kRed; ++j)
+        if (F::red_stage(j) == stage) {
+          part[j] = group_reduce_shfl<32>(F::red_op(j), part[j]);
+          if (lane == 0) red_smem[parity][j][warp] = part[j];
+        }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < F::kRed; ++j)
+        if (F::red_stage(j) == stage) {
+          A v = red_smem[parity][j][0];
+#pragma unroll
+          for (int w = 1; w < kWarps; ++w)
+            v = red_combine<A>(F::red_op(j), v, red_smem[parity][j][w]);
+          rc.r[j] = F::fin(j, v, rc);
+        }
+      parity ^= 1;
+    }
+#pragma unroll
+    for (int k = 0; k < F::kRowOut; ++k) {
+      O* op = p.out[k] + row * p.out_stride[k];
+      const uint32_t z = opaque_zero();
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        uint4 cv[KC];
+        load_cols(i, z, cv);
+        A of[VEC];
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) of[e] = F::out(k, ctx_at(i, e, z, cv));
+        store_vec<T>(op, (int64_t)(i * BLOCK + t) * VEC, p.N, true, of);
+      }
+    }
+    if (t == 0) {
+#pragma unroll
+      for (int k = 0; k < F::kStatOut; ++k)
+        if (p.stat_out[k]) p.stat_out[k][row] = F::stat(k, rc);
+    }
+  }
+}
 // Whether spec F runs float rows of 8193-16384 columns as 512 threads of 8 vectors (32
 // elements a thread, two blocks a multiprocessor) rather than 1024 threads of 4 (16, one
 // block a multiprocessor, its next rows prefetched through the shared-memory ring): one row
@@ -1594,6 +1715,7 @@ struct Plan {
   size_t acc_smem_bytes = 0;         // ... or of column accumulators (rk_col_acc_smem)
   size_t workspace_bytes = 0;        // device memory launch_rows needs (column-output partials)
   bool dependent_launch = false;     // Split: kernels after the first start early (sm_90+)
+  bool fit = false;                  // Block: rows that fill the block (row_kernel_fit)
   cudaError_t status = cudaSuccess;  // a failed CUDA query while planning; launch_rows returns it
 };
 
@@ -1683,6 +1805,33 @@ inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
   RK_V(512, 8, 512, false);
 #undef RK_V
   return nullptr;
+}
+
+// row_kernel_fit for a block layout (tpr threads, vpt vectors a thread, one row a block);
+// nullptr for a layout it is not compiled for. Only for specs with column inputs and no
+// column outputs (RMSNorm- and LayerNorm-like forwards): on an H200, bf16 softmax (no column
+// input) lost with it at 4096 x 16384, 0.955 -> 0.92 of a copy, as float softmax at 32768 x
+// 4096, 0.987 -> 0.973 (tests/perf/rowwise/fit_h200.txt). Not for 1024-thread rows, which
+// leave one block a multiprocessor unless they take the ring.
+template <class F, class T>
+inline void* rk_fit_kernel(int tpr, int vpt) {
+  if constexpr (F::kColGrad > 0 || F::kColIn == 0) {
+    return nullptr;
+  } else {
+#define RK_FIT(TPR_, VPT_)                                                          \
+  do {                                                                              \
+    if (tpr == TPR_ && vpt == VPT_) return (void*)row_kernel_fit<F, T, VPT_, TPR_>; \
+  } while (0)
+    RK_FIT(128, 2);
+    RK_FIT(128, 4);
+    RK_FIT(256, 2);
+    RK_FIT(256, 4);
+    RK_FIT(512, 2);
+    RK_FIT(512, 4);
+    if constexpr (rk_wide_float<F, T>()) RK_FIT(512, 8);
+#undef RK_FIT
+    return nullptr;
+  }
 }
 
 // The streaming kernel's layout: 1024 threads, two vectors a thread a step. Measured on an
@@ -1929,6 +2078,11 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     pl.cluster = 1;
   }
 
+  // Rows that fill a block exactly, without column outputs: row_kernel_fit, over a covering
+  // grid (when the launch turns out not to be aligned, row_body runs the same plan).
+  pl.fit = F::kColGrad == 0 && pl.strategy == Strategy::Block && pl.tpr == pl.block &&
+           (int64_t)pl.tpr * pl.vpt * VEC == N && rk_fit_kernel<F, T>(pl.tpr, pl.vpt);
+
   // Grid. Without column outputs: one unit per row group (a covering grid), except for
   // 1024-thread rows that leave one block a multiprocessor, when there are more rows than
   // multiprocessors: then a persistent grid whose blocks prefetch their next rows through a
@@ -1964,7 +2118,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     }
     int64_t max_units = (int64_t)sms * std::max(per_sm, 1);
     if (pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 && cc_major >= 8 &&
-        pl.acc_smem_bytes == 0 && ngroups > max_units) {
+        pl.acc_smem_bytes == 0 && ngroups > max_units && !pl.fit) {
       // The ring: slots of one row group's vectors (all row inputs). Depth s keeps s - 1
       // row groups in flight per block; pick the depth with the most in flight per SM.
       const size_t slot = (size_t)(F::kRowIn > 0 ? F::kRowIn : 1) * pl.block * pl.vpt * 16;
@@ -2154,8 +2308,10 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
         <<<(unsigned)pl.grid, kStreamBlock, 0, stream>>>(p);
     err = cudaGetLastError();
   } else {
-    void* k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
-                                  vec_mode == kVecShifted);
+    const bool fit = pl.fit && p.vec_ok;
+    void* k = fit ? rk_fit_kernel<F, T>(pl.tpr, pl.vpt)
+                  : rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
+                                        vec_mode == kVecShifted);
     if (!k) return cudaErrorInvalidConfiguration;
     void* args[] = {(void*)&p};
     cudaLaunchConfig_t cfg = {};
