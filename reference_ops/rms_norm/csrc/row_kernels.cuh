@@ -1118,8 +1118,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 // forward at 0.83 -> 0.90-0.92 of a copy's bandwidth at 4096 x 4096 and 0.84 -> 0.90 at
 // 4096 x 16384, RMSNorm's at 0.91-0.93 -> 0.94-0.97 (tests/perf/rowwise/fit_h200.txt).
 // Compiled for at most 64 registers (a thread of 512 otherwise took up to 90, one block a
-// multiprocessor). The planner marks such plans (Plan::fit); launch_rows runs this kernel
-// when the launch is aligned, and row_body with the same plan when it is not.
+// multiprocessor). launch_rows runs this kernel for such a plan when the launch is aligned
+// (rk_fit_kernel), and row_body with the same plan when it is not.
 template <class F, class T, int VPT, int BLOCK>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) row_kernel_fit(const RowParams<F, T> p) {
   using TI = TypeInfo<T>;
@@ -1715,7 +1715,6 @@ struct Plan {
   size_t acc_smem_bytes = 0;         // ... or of column accumulators (rk_col_acc_smem)
   size_t workspace_bytes = 0;        // device memory launch_rows needs (column-output partials)
   bool dependent_launch = false;     // Split: kernels after the first start early (sm_90+)
-  bool fit = false;                  // Block: rows that fill the block (row_kernel_fit)
   cudaError_t status = cudaSuccess;  // a failed CUDA query while planning; launch_rows returns it
 };
 
@@ -1807,20 +1806,23 @@ inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
   return nullptr;
 }
 
-// row_kernel_fit for a block layout (tpr threads, vpt vectors a thread, one row a block);
-// nullptr for a layout it is not compiled for. Only for specs with column inputs and no
-// column outputs (RMSNorm- and LayerNorm-like forwards): on an H200, bf16 softmax (no column
-// input) lost with it at 4096 x 16384, 0.955 -> 0.92 of a copy, as float softmax at 32768 x
-// 4096, 0.987 -> 0.973 (tests/perf/rowwise/fit_h200.txt). Not for 1024-thread rows, which
-// leave one block a multiprocessor unless they take the ring.
+// row_kernel_fit for a plan whose rows exactly fill a block layout (tpr threads, vpt vectors
+// a thread, one row a block); nullptr for any other plan, for a layout it is not compiled
+// for, and for specs without column inputs or with column outputs. Measured on an H200,
+// bf16 softmax (no column input) lost with it at 4096 x 16384, 0.955 -> 0.92 of a copy, as
+// float softmax at 32768 x 4096, 0.987 -> 0.973 (tests/perf/rowwise/fit_h200.txt). Not for
+// 1024-thread rows, which leave one block a multiprocessor unless they take the ring.
 template <class F, class T>
-inline void* rk_fit_kernel(int tpr, int vpt) {
+inline void* rk_fit_kernel(const Plan& pl) {
   if constexpr (F::kColGrad > 0 || F::kColIn == 0) {
     return nullptr;
   } else {
-#define RK_FIT(TPR_, VPT_)                                                          \
-  do {                                                                              \
-    if (tpr == TPR_ && vpt == VPT_) return (void*)row_kernel_fit<F, T, VPT_, TPR_>; \
+    if (pl.strategy != Strategy::Block || pl.tpr != pl.block ||
+        (int64_t)pl.tpr * pl.vpt * TypeInfo<T>::kVec != pl.N)
+      return nullptr;
+#define RK_FIT(TPR_, VPT_)                                                                \
+  do {                                                                                    \
+    if (pl.tpr == TPR_ && pl.vpt == VPT_) return (void*)row_kernel_fit<F, T, VPT_, TPR_>; \
   } while (0)
     RK_FIT(128, 2);
     RK_FIT(128, 4);
@@ -2078,11 +2080,6 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     pl.cluster = 1;
   }
 
-  // Rows that fill a block exactly, without column outputs: row_kernel_fit, over a covering
-  // grid (when the launch turns out not to be aligned, row_body runs the same plan).
-  pl.fit = F::kColGrad == 0 && pl.strategy == Strategy::Block && pl.tpr == pl.block &&
-           (int64_t)pl.tpr * pl.vpt * VEC == N && rk_fit_kernel<F, T>(pl.tpr, pl.vpt);
-
   // Grid. Without column outputs: one unit per row group (a covering grid), except for
   // 1024-thread rows that leave one block a multiprocessor, when there are more rows than
   // multiprocessors: then a persistent grid whose blocks prefetch their next rows through a
@@ -2118,7 +2115,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     }
     int64_t max_units = (int64_t)sms * std::max(per_sm, 1);
     if (pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 && cc_major >= 8 &&
-        pl.acc_smem_bytes == 0 && ngroups > max_units && !pl.fit) {
+        pl.acc_smem_bytes == 0 && ngroups > max_units) {
       // The ring: slots of one row group's vectors (all row inputs). Depth s keeps s - 1
       // row groups in flight per block; pick the depth with the most in flight per SM.
       const size_t slot = (size_t)(F::kRowIn > 0 ? F::kRowIn : 1) * pl.block * pl.vpt * 16;
@@ -2308,10 +2305,10 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
         <<<(unsigned)pl.grid, kStreamBlock, 0, stream>>>(p);
     err = cudaGetLastError();
   } else {
-    const bool fit = pl.fit && p.vec_ok;
-    void* k = fit ? rk_fit_kernel<F, T>(pl.tpr, pl.vpt)
-                  : rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
-                                        vec_mode == kVecShifted);
+    void* k = p.vec_ok ? rk_fit_kernel<F, T>(pl) : nullptr;
+    if (!k)
+      k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
+                              vec_mode == kVecShifted);
     if (!k) return cudaErrorInvalidConfiguration;
     void* args[] = {(void*)&p};
     cudaLaunchConfig_t cfg = {};
