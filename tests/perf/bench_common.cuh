@@ -42,3 +42,37 @@ inline float median_ms(const std::function<void()>& fn, int reps) {
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
+
+// The median of `reps` timings of a launch, each after 256 MB are zeroed (the L2 cleared, as
+// triton's do_bench), CUDA events around the launch alone; one warm-up launch first
+// (rowwise/run_looped_ncu.sh counts on it).
+struct Timer {
+  cudaEvent_t a, b;
+  void* flush;
+  size_t flush_bytes = size_t(256) << 20;
+  int reps;
+  explicit Timer(int r) : reps(r) {
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    CHECK(cudaMalloc(&flush, flush_bytes));
+  }
+  template <class L>
+  float median_us(L&& launch) {
+    launch();  // warm-up
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> t;
+    for (int i = 0; i < reps; ++i) {
+      CHECK(cudaMemsetAsync(flush, 0, flush_bytes));
+      CHECK(cudaEventRecord(a));
+      launch();
+      CHECK(cudaEventRecord(b));
+      CHECK(cudaEventSynchronize(b));
+      float ms;
+      CHECK(cudaEventElapsedTime(&ms, a, b));
+      t.push_back(ms * 1000.f);
+    }
+    CHECK(cudaGetLastError());
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+};

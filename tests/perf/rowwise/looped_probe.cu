@@ -28,7 +28,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../bench_common.cuh"  // CHECK
+#include "../bench_common.cuh"  // CHECK, Timer
 
 template <class T>
 struct TI;
@@ -251,38 +251,6 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
     dst[i] = src[i];
 }
 
-// Not bench_common.cuh's median_ms: 256 MB are zeroed before every timed launch (L2
-// cleared, as triton's do_bench), and one warm-up launch (run_looped_ncu.sh counts on it).
-struct Timer {
-  cudaEvent_t a, b;
-  void* flush;
-  size_t flush_bytes = size_t(256) << 20;
-  int reps;
-  explicit Timer(int r) : reps(r) {
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    CHECK(cudaMalloc(&flush, flush_bytes));
-  }
-  template <class L>
-  float median_us(L&& launch) {
-    launch();  // warm-up
-    CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int i = 0; i < reps; ++i) {
-      CHECK(cudaMemsetAsync(flush, 0, flush_bytes));
-      CHECK(cudaEventRecord(a));
-      launch();
-      CHECK(cudaEventRecord(b));
-      CHECK(cudaEventSynchronize(b));
-      float ms;
-      CHECK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(ms * 1000.f);
-    }
-    CHECK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  }
-};
 
 // The host's answer for one row (float, from the rounded inputs).
 template <class T>

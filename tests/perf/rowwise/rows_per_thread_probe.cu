@@ -30,7 +30,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../bench_common.cuh"  // CHECK
+#include "../bench_common.cuh"  // CHECK, Timer
 
 template <class T>
 struct TI;
@@ -204,37 +204,6 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
     dst[i] = src[i];
 }
 
-// 256 MB are zeroed before every timed launch (L2 cleared, as triton's do_bench).
-struct Timer {
-  cudaEvent_t a, b;
-  void* flush;
-  size_t flush_bytes = size_t(256) << 20;
-  int reps;
-  explicit Timer(int r) : reps(r) {
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    CHECK(cudaMalloc(&flush, flush_bytes));
-  }
-  template <class L>
-  float median_us(L&& launch) {
-    launch();  // warm-up
-    CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int i = 0; i < reps; ++i) {
-      CHECK(cudaMemsetAsync(flush, 0, flush_bytes));
-      CHECK(cudaEventRecord(a));
-      launch();
-      CHECK(cudaEventRecord(b));
-      CHECK(cudaEventSynchronize(b));
-      float ms;
-      CHECK(cudaEventElapsedTime(&ms, a, b));
-      t.push_back(ms * 1000.f);
-    }
-    CHECK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  }
-};
 
 template <class T>
 void reference_row(int mode, const std::vector<T>& x, const std::vector<T>& w,
