@@ -36,7 +36,7 @@ REFERENCE_OPS = Path(__file__).resolve().parent.parent / "reference_ops"
 # The CUDA tests that walk every kernel path: vector and scalar paths, tails, offsets,
 # empty tensors, backward. Under memcheck every access of theirs is checked.
 SANITIZED_TESTS = ("cuda and (sizes_around or lengths_around or storage_offset or empty or gradients_match "
-                   "or large or mask or float32_columns)")
+                   "or large or mask or float32_columns or rows_that_fill)")
 # Benchmarked per dtype: a small size for call overhead, a large one for bandwidth.
 SMALL_LOG2, LARGE_LOG2 = 16, 28
 # And the sizes the performance goals name: a 4096×4096 image, a 512³ volume.

@@ -63,8 +63,8 @@
 //   * warp per row     32 threads a row, 4 rows a 128-thread block (short rows)
 //   * block per row    a 128..1024-thread block a row (medium rows); rows that fill a block
 //                      of up to 512 exactly, aligned, of ops with column inputs and no column
-//                      outputs run row_kernel_fit, the same layout without the other cases'
-//                      checks
+//                      outputs (and float rows of 16384 of softmax-like ops) run
+//                      row_kernel_fit, the same layout without the other cases' checks
 //   * cluster per row  a row split over the 2..16 blocks of a thread-block cluster; the
 //                      partial reductions meet through distributed shared memory (long
 //                      rows; and few rows of forwards of several stages, below 8192
@@ -87,6 +87,8 @@
 // (cp.async, sm_80+), so the next rows' loads are in flight while the current row reduces
 // and writes. (Measured on an H200: 4096x16384 float forwards 0.76-0.88 -> 0.87-0.93 of a
 // copy's bandwidth; with two or more blocks a multiprocessor the ring lost up to a fifth.)
+// Aligned float rows of exactly 16384 of softmax-like ops run row_kernel_fit instead, two
+// blocks a multiprocessor in 32 registers (0.90 -> 0.96).
 // A thread holds at most 4 vectors and 32 elements of each row input (16 elements when
 // the op has column outputs or two row inputs, unless a 2-byte row then needs a cluster
 // and a 512-thread block holds it at 32; and for 2-byte types with at most one column
@@ -1111,17 +1113,22 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 //
 // A block a row, each row exactly the block's columns (N = BLOCK * VPT * VEC: 4096 bf16
 // columns in 256 x 2, 16384 in 512 x 4), every row of every tensor on 16 bytes, a covering
-// grid, column inputs and no column outputs (RMSNorm- and LayerNorm-like forwards: see
-// rk_fit_kernel). row_body handles every other case too (rows read element by element, rows
+// grid, column inputs and no column outputs (RMSNorm- and LayerNorm-like forwards), or float
+// rows of 16384 in 1024 x 4 with one row input and no column inputs (softmax-like forwards:
+// see rk_fit_kernel). row_body handles every other case too (rows read element by element, rows
 // the group overshoots, shifted rows, clusters, the ring, column outputs), and the code for
 // them cost these rows: measured on an H200, the same layout without it ran LayerNorm's bf16
 // forward at 0.83 -> 0.90-0.92 of a copy's bandwidth at 4096 x 4096 and 0.84 -> 0.90 at
 // 4096 x 16384, RMSNorm's at 0.91-0.93 -> 0.94-0.97 (tests/perf/rowwise/fit_h200.txt).
 // Compiled for at most 64 registers (a thread of 512 otherwise took up to 90, one block a
-// multiprocessor). launch_rows runs this kernel for such a plan when the launch is aligned
-// (rk_fit_kernel), and row_body with the same plan when it is not.
+// multiprocessor), and 1024-thread blocks for two a multiprocessor (at most 32 registers:
+// the float softmax kernel fits them without spilling, where the compiler's own choice, 44,
+// left one block a multiprocessor, 0.82 of a copy's bandwidth against 0.96). launch_rows
+// runs this kernel for such a plan when the launch is aligned (rk_fit_kernel), and row_body
+// with the same plan when it is not.
 template <class F, class T, int VPT, int BLOCK>
-__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) row_kernel_fit(const RowParams<F, T> p) {
+__global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 2 : 1024 / BLOCK)
+    row_kernel_fit(const RowParams<F, T> p) {
   using TI = TypeInfo<T>;
   using A = acc_t<T>;
   using Cx = Ctx<F, A>;
@@ -1144,7 +1151,11 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) row_kernel_fit(const RowP
       for (int i = 0; i < VPT; ++i) xraw[xi][i] = __ldg(rp + i * BLOCK + t);
     }
     Cx rc;
-    rc.n = (A)p.N;
+    // The row length is BLOCK * VPT * VEC; as a constant in the float rows of 32 elements a
+    // thread only: it spilled less there (16 bytes, not 24) and LayerNorm's float32 forward at
+    // 4096 x 16384 ran 0.91 -> 0.94 of a copy on an H200, where the other layouts moved by
+    // -0.04..+0.03 with it (tests/perf/rowwise/fit_variants_h200.txt).
+    rc.n = VPT == 8 ? A(BLOCK * VPT * VEC) : (A)p.N;
     rc.s = p.s;
 #pragma unroll
     for (int si = 0; si < F::kStatIn; ++si) rc.st[si] = p.stat_in[si][row];
@@ -1806,15 +1817,26 @@ inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
   return nullptr;
 }
 
+// Whether spec F runs float rows of 16384 columns (1024 threads x 4 vectors) as
+// row_kernel_fit, two blocks a multiprocessor, rather than row_body through the prefetch ring:
+// one row input, no column inputs or outputs (softmax-like forwards). Measured on an H200,
+// softmax forward at 4096 x 16384, fraction of a copy's bandwidth: 0.90 -> 0.96
+// (tests/perf/rowwise/fit_variants_h200.txt). Not for two row inputs (softmax's backward:
+// 104 bytes spilled at 32 registers), nor for the other layouts of such specs, which lost
+// with the fit kernel (bf16 softmax at 4096 x 16384 0.955 -> 0.92 of a copy, float softmax
+// at 32768 x 4096 0.987 -> 0.973, tests/perf/rowwise/fit_h200.txt).
+template <class F, class T>
+constexpr bool rk_fit_1024() {
+  return std::is_same_v<T, float> && F::kRowIn == 1 && F::kColIn == 0 && F::kColGrad == 0;
+}
+
 // row_kernel_fit for a plan whose rows exactly fill a block layout (tpr threads, vpt vectors
 // a thread, one row a block); nullptr for any other plan, for a layout it is not compiled
-// for, and for specs without column inputs or with column outputs. Measured on an H200,
-// bf16 softmax (no column input) lost with it at 4096 x 16384, 0.955 -> 0.92 of a copy, as
-// float softmax at 32768 x 4096, 0.987 -> 0.973 (tests/perf/rowwise/fit_h200.txt). Not for
-// 1024-thread rows, which leave one block a multiprocessor unless they take the ring.
+// for, for specs with column outputs, and for specs without column inputs except at
+// rk_fit_1024's layout.
 template <class F, class T>
 inline void* rk_fit_kernel(const Plan& pl) {
-  if constexpr (F::kColGrad > 0 || F::kColIn == 0) {
+  if constexpr (F::kColGrad > 0 || (F::kColIn == 0 && !rk_fit_1024<F, T>())) {
     return nullptr;
   } else {
     if (pl.strategy != Strategy::Block || pl.tpr != pl.block ||
@@ -1824,13 +1846,17 @@ inline void* rk_fit_kernel(const Plan& pl) {
   do {                                                                                    \
     if (pl.tpr == TPR_ && pl.vpt == VPT_) return (void*)row_kernel_fit<F, T, VPT_, TPR_>; \
   } while (0)
-    RK_FIT(128, 2);
-    RK_FIT(128, 4);
-    RK_FIT(256, 2);
-    RK_FIT(256, 4);
-    RK_FIT(512, 2);
-    RK_FIT(512, 4);
-    if constexpr (rk_wide_float<F, T>()) RK_FIT(512, 8);
+    if constexpr (F::kColIn == 0) {
+      RK_FIT(1024, 4);
+    } else {
+      RK_FIT(128, 2);
+      RK_FIT(128, 4);
+      RK_FIT(256, 2);
+      RK_FIT(256, 4);
+      RK_FIT(512, 2);
+      RK_FIT(512, 4);
+      if constexpr (rk_wide_float<F, T>()) RK_FIT(512, 8);
+    }
 #undef RK_FIT
     return nullptr;
   }
@@ -2081,11 +2107,14 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
   }
 
   // Grid. Without column outputs: one unit per row group (a covering grid), except for
-  // 1024-thread rows that leave one block a multiprocessor, when there are more rows than
-  // multiprocessors: then a persistent grid whose blocks prefetch their next rows through a
-  // shared-memory ring, balanced (every block gets the same number of rows, +-1). With
-  // column outputs: persistent (each unit keeps its accumulators across rows), as many
-  // units as are resident, never more than the row groups.
+  // 1024-thread rows that leave one block a multiprocessor (and that row_kernel_fit does not
+  // run two a multiprocessor), when there are more rows than multiprocessors: then a
+  // persistent grid whose blocks prefetch their next rows through a shared-memory ring,
+  // balanced (every block gets the same number of rows, +-1). With column outputs:
+  // persistent (each unit keeps its accumulators across rows), as many units as are
+  // resident, never more than the row groups.
+  pl.rows = rows;
+  pl.N = N;
   const int64_t kgroups = pl.strategy == Strategy::Warp ? pl.block / pl.tpr : 1;
   const int64_t ngroups = (rows + kgroups - 1) / kgroups;
   int64_t units = std::min<int64_t>(ngroups, (int64_t)1 << 30);
@@ -2115,7 +2144,7 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
     }
     int64_t max_units = (int64_t)sms * std::max(per_sm, 1);
     if (pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 && cc_major >= 8 &&
-        pl.acc_smem_bytes == 0 && ngroups > max_units) {
+        pl.acc_smem_bytes == 0 && ngroups > max_units && !rk_fit_kernel<F, T>(pl)) {
       // The ring: slots of one row group's vectors (all row inputs). Depth s keeps s - 1
       // row groups in flight per block; pick the depth with the most in flight per SM.
       const size_t slot = (size_t)(F::kRowIn > 0 ? F::kRowIn : 1) * pl.block * pl.vpt * 16;
@@ -2142,8 +2171,6 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
       units = std::min<int64_t>(ngroups, max_units);
   }
   if (units < 1) units = 1;
-  pl.rows = rows;
-  pl.N = N;
   pl.units = units;
   pl.grid = units * pl.cluster;
   pl.workspace_bytes = (size_t)F::kColGrad * (size_t)units * (size_t)N * sizeof(acc_t<T>);

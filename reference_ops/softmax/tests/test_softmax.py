@@ -144,13 +144,15 @@ def test_row_lengths_around_the_kernels_sizes(device, dtype):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rows_that_fill_a_kernels_block(device, dtype):
-    # Rows of exactly a CUDA block's columns (its threads' 16-byte vectors: 2048 or 4096
-    # columns) may take a kernel of their own when every row starts on 16 bytes, and take the
-    # general one with the same plan when they do not (rows of a wider tensor, one element in).
-    for n in (2048, 4096):
-        inputs = make_inputs((64, n), dtype, device)
+    # Rows of exactly a CUDA block's columns (its threads' 16-byte vectors: 2048, 4096 or
+    # 16384 columns) may take a kernel of their own when every row starts on 16 bytes, and take
+    # the general one with the same plan when they do not (rows of a wider tensor, one element
+    # in). The rows of 16384 are more than half of any GPU's multiprocessors: fewer are split
+    # over several blocks each.
+    for rows, n in ((64, 2048), (64, 4096), (160, 16384)):
+        inputs = make_inputs((rows, n), dtype, device)
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
-        wide = make_inputs((64, n + 1), dtype, device)
+        wide = make_inputs((rows, n + 1), dtype, device)
         inputs = {k: wide[k][:, 1:] if k in ROW_ARGS else v for k, v in inputs.items()}
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
