@@ -55,6 +55,15 @@ DOCUMENTED_CALLS = {
 # The project that holds several of them in one package and library. It is built for the
 # CPU only: its ops' CUDA kernels build in their own projects here.
 SEVERAL = {"several_ops": [DOCUMENTED_CALLS[op] for op in ("relu", "fused_axpby", "matmul")]}
+# The rowwise kernels for rows that fill a block (row_kernel_fit in csrc/row_kernels.cuh) are
+# compiled for a number of blocks a multiprocessor, and are fast because each thread's part of
+# a row fits the registers that leaves: a change that makes one spill costs it up to a fifth
+# of its speed on the GPU (tests/perf/rowwise/NOTES.md), which no test here would see. ptxas
+# does: the bytes each may spill for sm_90, (op, dtype, vectors a thread, threads), 0 unless
+# named (nvcc 13.0 spills 12 for this one; it ran at 0.94 of a copy's bandwidth so).
+ROWWISE_OPS = ("layer_norm", "rms_norm", "softmax")
+FIT_KERNEL_SPILLS = {("layer_norm", "float32", 8, 512): 16}
+MANGLED_DTYPES = {"f": "float32", "d": "float64", "6__half": "float16", "13__nv_bfloat16": "bfloat16"}
 # A small run of one op's benchmark per kind, with --profile: the arguments that make it small.
 BENCHMARK_ARGS = {"relu": ["--log2", "10"], "rgb_to_gray": ["--log2", "10"],
                   "matmul": ["--max-size", "256"], "rms_norm": ["--shapes", "64x256"],
@@ -122,9 +131,16 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
     # One arch: this compiles the kernels, it does not run them (no GPU here), and each arch
     # costs a rowwise op about a minute; the default archs are built by test_generated_project.
     build_env = {"USE_CUDA": "0"} if op in SEVERAL else {"TORCH_CUDA_ARCH_LIST": "9.0"}
+    if op in ROWWISE_OPS:
+        build_env["NVCC_APPEND_FLAGS"] = "-Xptxas=-v"  # each kernel's registers and spills
     log = pip_install(python, project, **build_env)
     if HAS_NVCC and op not in SEVERAL:
         assert f"{op}: building CUDA kernels with" in log
+    if HAS_NVCC and op in ROWWISE_OPS:
+        spills = fit_kernel_spills(log)
+        assert spills, "ptxas printed no row_kernel_fit: " + log[-3000:]
+        too_many = {layout: b for layout, b in spills.items() if b > FIT_KERNEL_SPILLS.get((op, *layout), 0)}
+        assert not too_many, f"{op}: row_kernel_fit spills (bytes, by dtype, vectors, threads): {too_many}"
     result = run_project_tests(python, project)
     assert result.returncode == 0, result.stdout[-5000:]
     calls = SEVERAL.get(op, [DOCUMENTED_CALLS[op]] if op in DOCUMENTED_CALLS else [])
@@ -147,6 +163,18 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
     for snippet in snippets:
         run = subprocess.run([str(python), "-c", snippet], cwd=project, capture_output=True, text=True)
         assert run.returncode == 0, snippet + run.stderr[-2000:]
+
+
+def fit_kernel_spills(log: str) -> dict[tuple[str, int, int], int]:
+    """The spill stores ptxas -v reported for each row_kernel_fit<Spec, T, VPT, BLOCK> of a
+    build log, by (dtype, VPT, BLOCK)."""
+    spills = {}
+    for name, stored in re.findall(r"Function properties for (\S*row_kernel_fit\S*)\n"
+                                   r"\s*\d+ bytes stack frame, (\d+) bytes spill stores", log):
+        dtype, vpt, block = re.search(r"SpecE(\w+?)Li(\d+)ELi(\d+)E", name).groups()
+        layout = (MANGLED_DTYPES[dtype], int(vpt), int(block))
+        spills[layout] = max(spills.get(layout, 0), int(stored))
+    return spills
 
 
 def check_benchmark_profile(python: Path, project: Path, op: str, size_args: list[str]) -> None:

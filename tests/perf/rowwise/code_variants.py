@@ -54,23 +54,26 @@ def patch(op: str, name: str, csrc: Path) -> None:
     kernel.write_text(k)
 
 
-def copies():
-    for op, names in VARIANTS.items():
+def copies(variants: dict[str, list[str]] = VARIANTS, work: Path = WORK):
+    for op, names in variants.items():
         for name in names:
-            yield op, name, WORK / f"{op}_{name}"
+            yield op, name, work / f"{op}_{name}"
 
 
-def build() -> None:
+def build(patch_copy=patch, variants: dict[str, list[str]] = VARIANTS, work: Path = WORK,
+          max_jobs: str = "3") -> None:
+    """Copies of the reference ops, each changed by patch_copy(op, variant, its csrc/), built
+    in place side by side."""
     procs = []
-    for op, name, dst in copies():
+    for op, name, dst in copies(variants, work):
         if dst.exists():
             shutil.rmtree(dst)
         shutil.copytree(ROOT / "reference_ops" / op, dst)
-        patch(op, name, dst / "csrc")
-        log = open(WORK / f"build_{op}_{name}.log", "w")
+        patch_copy(op, name, dst / "csrc")
+        log = open(work / f"build_{op}_{name}.log", "w")
         procs.append((dst.name, subprocess.Popen(
             [sys.executable, "setup.py", "build_ext", "--inplace"], cwd=dst,
-            env=dict(os.environ, MAX_JOBS="3"), stdout=log, stderr=subprocess.STDOUT)))
+            env=dict(os.environ, MAX_JOBS=max_jobs), stdout=log, stderr=subprocess.STDOUT)))
     for label, p in procs:
         print(label, "build", p.wait(), flush=True)
 
@@ -106,10 +109,10 @@ for dtype in (torch.bfloat16, torch.float32):
 """
 
 
-def time_all() -> None:
+def time_all(variants: dict[str, list[str]] = VARIANTS, work: Path = WORK) -> None:
     for round_ in (1, 2):
         print(f"# round {round_}", flush=True)
-        for op, name, dst in copies():
+        for op, _, dst in copies(variants, work):
             subprocess.run([sys.executable, "-c", TIMER, op, str(dst), dst.name], check=False)
 
 

@@ -19,16 +19,12 @@ Copies (in /tmp/rkfit/<op>_<variant>; the changes exist only for this measuremen
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from code_variants import TIMER  # noqa: E402  (the same forward timer, the same shapes)
+import code_variants  # noqa: E402  (its builds of changed copies, its forward timer and shapes)
 
-ROOT = Path(__file__).resolve().parents[3]
 WORK = Path("/tmp/rkfit")
 VARIANTS = {
     "layer_norm": ["base", "constn"],
@@ -63,34 +59,13 @@ def patch(name: str, rk: Path) -> None:
     rk.write_text(s)
 
 
-def copies():
-    for op, names in VARIANTS.items():
-        for name in names:
-            yield op, name, WORK / f"{op}_{name}"
-
-
-def build() -> None:
-    procs = []
-    for op, name, dst in copies():
-        if dst.exists():
-            shutil.rmtree(dst)
-        shutil.copytree(ROOT / "reference_ops" / op, dst)
-        patch(name, dst / "csrc" / "row_kernels.cuh")
-        log = open(WORK / f"build_{op}_{name}.log", "w")
-        procs.append((dst.name, subprocess.Popen(
-            [sys.executable, "setup.py", "build_ext", "--inplace"], cwd=dst,
-            env=dict(os.environ, MAX_JOBS="2"), stdout=log, stderr=subprocess.STDOUT)))
-    for label, p in procs:
-        print(label, "build", p.wait(), flush=True)
-
-
-def time_all() -> None:
-    for round_ in (1, 2):
-        print(f"# round {round_}", flush=True)
-        for op, _, dst in copies():
-            subprocess.run([sys.executable, "-c", TIMER, op, str(dst), dst.name], check=False)
+def patch_copy(op: str, name: str, csrc: Path) -> None:
+    patch(name, csrc / "row_kernels.cuh")
 
 
 if __name__ == "__main__":
     WORK.mkdir(exist_ok=True)
-    {"build": build, "time": time_all}[sys.argv[1]]()
+    if sys.argv[1] == "build":
+        code_variants.build(patch_copy, VARIANTS, WORK, max_jobs="2")
+    else:
+        code_variants.time_all(VARIANTS, WORK)
