@@ -88,7 +88,7 @@
 // and writes. (Measured on an H200: 4096x16384 float forwards 0.76-0.88 -> 0.87-0.93 of a
 // copy's bandwidth; with two or more blocks a multiprocessor the ring lost up to a fifth.)
 // Aligned float rows of exactly 16384 of softmax-like ops run row_kernel_fit instead, two
-// blocks a multiprocessor in 32 registers (0.90 -> 0.96).
+// blocks a multiprocessor in 32 registers (0.90 -> 0.96), on GPUs that hold two.
 // A thread holds at most 4 vectors and 32 elements of each row input (16 elements when
 // the op has column outputs or two row inputs, unless a 2-byte row then needs a cluster
 // and a 512-thread block holds it at 32; and for 2-byte types with at most one column
@@ -149,6 +149,16 @@ namespace cg = cooperative_groups;
 #define RK_NO_CLUSTERS 1
 #else
 #define RK_NO_CLUSTERS 0
+#endif
+
+// Whether the architecture being compiled holds two 1024-thread blocks a multiprocessor
+// (2048 threads: sm_80, sm_90, sm_100, sm_103). The others hold 1024 or 1536, and ptxas
+// warns of a __launch_bounds__ minimum of two such blocks there.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || \
+                               __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
+#define RK_TWO_1024_BLOCKS 1
+#else
+#define RK_TWO_1024_BLOCKS 0
 #endif
 
 enum class Red : int { Sum = 0, Max = 1, Min = 2 };
@@ -1121,13 +1131,13 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 // forward at 0.83 -> 0.90-0.92 of a copy's bandwidth at 4096 x 4096 and 0.84 -> 0.90 at
 // 4096 x 16384, RMSNorm's at 0.91-0.93 -> 0.94-0.97 (tests/perf/rowwise/fit_h200.txt).
 // Compiled for at most 64 registers (a thread of 512 otherwise took up to 90, one block a
-// multiprocessor), and 1024-thread blocks for two a multiprocessor (at most 32 registers:
-// the float softmax kernel fits them without spilling, where the compiler's own choice, 44,
-// left one block a multiprocessor, 0.82 of a copy's bandwidth against 0.96). launch_rows
-// runs this kernel for such a plan when the launch is aligned (rk_fit_kernel), and row_body
-// with the same plan when it is not.
+// multiprocessor), and 1024-thread blocks for two a multiprocessor where the GPU holds two
+// (at most 32 registers: the float softmax kernel fits them without spilling, where the
+// compiler's own choice, 44, left one block a multiprocessor, 0.82 of a copy's bandwidth
+// against 0.96). launch_rows runs this kernel for such a plan when the launch is aligned
+// (rk_fit_kernel), and row_body with the same plan when it is not.
 template <class F, class T, int VPT, int BLOCK>
-__global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 2 : 1024 / BLOCK)
+__global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 1 + RK_TWO_1024_BLOCKS : 1024 / BLOCK)
     row_kernel_fit(const RowParams<F, T> p) {
   using TI = TypeInfo<T>;
   using A = acc_t<T>;
@@ -1818,8 +1828,9 @@ inline void* rk_kernel_for(int tpr, int vpt, bool cl, bool shift = false) {
 }
 
 // Whether spec F runs float rows of 16384 columns (1024 threads x 4 vectors) as
-// row_kernel_fit, two blocks a multiprocessor, rather than row_body through the prefetch ring:
-// one row input, no column inputs or outputs (softmax-like forwards). Measured on an H200,
+// row_kernel_fit, two blocks a multiprocessor, rather than row_body through the prefetch ring
+// (on GPUs that hold two such blocks; the others keep the ring): one row input, no column
+// inputs or outputs (softmax-like forwards). Measured on an H200,
 // softmax forward at 4096 x 16384, fraction of a copy's bandwidth: 0.90 -> 0.96
 // (tests/perf/rowwise/fit_variants_h200.txt). Not for two row inputs (softmax's backward:
 // 104 bytes spilled at 32 registers), nor for the other layouts of such specs, which lost
@@ -2143,8 +2154,16 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
       return pl;
     }
     int64_t max_units = (int64_t)sms * std::max(per_sm, 1);
+    // row_kernel_fit in place of the ring, where it runs two blocks a multiprocessor.
+    int fit_per_sm = 0;
+    void* fit = pl.block == 1024 ? rk_fit_kernel<F, T>(pl) : nullptr;
+    if (fit && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit_per_sm, fit, pl.block, 0) !=
+                   cudaSuccess) {
+      cudaGetLastError();
+      fit_per_sm = 0;
+    }
     if (pl.strategy == Strategy::Block && pl.block == 1024 && per_sm == 1 && cc_major >= 8 &&
-        pl.acc_smem_bytes == 0 && ngroups > max_units && !rk_fit_kernel<F, T>(pl)) {
+        pl.acc_smem_bytes == 0 && ngroups > max_units && fit_per_sm < 2) {
       // The ring: slots of one row group's vectors (all row inputs). Depth s keeps s - 1
       // row groups in flight per block; pick the depth with the most in flight per SM.
       const size_t slot = (size_t)(F::kRowIn > 0 ? F::kRowIn : 1) * pl.block * pl.vpt * 16;
@@ -2332,7 +2351,7 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
         <<<(unsigned)pl.grid, kStreamBlock, 0, stream>>>(p);
     err = cudaGetLastError();
   } else {
-    void* k = p.vec_ok ? rk_fit_kernel<F, T>(pl) : nullptr;
+    void* k = p.vec_ok && pl.stages == 1 ? rk_fit_kernel<F, T>(pl) : nullptr;  // not the ring's
     if (!k)
       k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
                               vec_mode == kVecShifted);
