@@ -1162,9 +1162,9 @@ __global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 1 + RK_TWO_1024_BLOCKS 
     }
     Cx rc;
     // The row length is BLOCK * VPT * VEC; as a constant in the float rows of 32 elements a
-    // thread only: it spilled less there (16 bytes, not 24) and LayerNorm's float32 forward at
-    // 4096 x 16384 ran 0.91 -> 0.94 of a copy on an H200, where the other layouts moved by
-    // -0.04..+0.03 with it (tests/perf/rowwise/fit_variants_h200.txt).
+    // thread only: it spilled less there (a stack frame of 16 bytes, not 24) and LayerNorm's
+    // float32 forward at 4096 x 16384 ran 0.91 -> 0.94 of a copy on an H200, where the other
+    // layouts moved by -0.04..+0.03 with it (tests/perf/rowwise/fit_variants_h200.txt).
     rc.n = VPT == 8 ? A(BLOCK * VPT * VEC) : (A)p.N;
     rc.s = p.s;
 #pragma unroll
