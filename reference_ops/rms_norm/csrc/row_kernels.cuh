@@ -720,6 +720,32 @@ RK_DEV A group_reduce_shfl(Red op, A v) {
   return v;
 }
 
+// Each thread's partials of the reductions of `stage` made the block's, in every thread of
+// a block of kWarps warps: within each warp by shuffles, then lane 0's value through smem
+// (one of two slots the callers alternate between stages, so that one barrier a stage is
+// enough) and the warps' values combined in the same order in every block (deterministic).
+template <class F, class A, int kWarps>
+RK_DEV void block_reduce_stage(int stage, A (&part)[F::kRed > 0 ? F::kRed : 1],
+                               A (&smem)[F::kRed > 0 ? F::kRed : 1][kWarps], int lane, int warp) {
+#pragma unroll
+  for (int j = 0; j < F::kRed; ++j)
+    if (F::red_stage(j) == stage) part[j] = group_reduce_shfl<32>(F::red_op(j), part[j]);
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < F::kRed; ++j)
+      if (F::red_stage(j) == stage) smem[j][warp] = part[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < F::kRed; ++j)
+    if (F::red_stage(j) == stage) {
+      A v = smem[j][0];
+#pragma unroll
+      for (int w = 1; w < kWarps; ++w) v = red_combine<A>(F::red_op(j), v, smem[j][w]);
+      part[j] = v;
+    }
+}
+
 // Whether a variant keeps its column outputs' accumulators in dynamic shared memory
 // (rk_col_acc_smem_bytes a block; each thread its own words, [k][vector][element][thread]:
 // no bank conflicts) instead of registers:
@@ -977,26 +1003,12 @@ RK_DEV void row_body(const RowParams<F, T>& p) {
             part[j] = red_combine<A>(F::red_op(j), part[j], F::red(j, ec));
       });
       // within the row group
-#pragma unroll
-      for (int j = 0; j < F::kRed; ++j)
-        if (F::red_stage(j) == stage)
-          part[j] = group_reduce_shfl<(TPR < 32 ? TPR : 32)>(F::red_op(j), part[j]);
       if constexpr (TPR > 32) {
-        if (lane == 0) {
-#pragma unroll
-          for (int j = 0; j < F::kRed; ++j)
-            if (F::red_stage(j) == stage) red_smem[parity][j][warp] = part[j];
-        }
-        __syncthreads();
+        block_reduce_stage<F, A, kWarps>(stage, part, red_smem[parity], lane, warp);
+      } else {
 #pragma unroll
         for (int j = 0; j < F::kRed; ++j)
-          if (F::red_stage(j) == stage) {
-            A v = red_smem[parity][j][0];
-#pragma unroll
-            for (int w = 1; w < kWarps; ++w)
-              v = red_combine<A>(F::red_op(j), v, red_smem[parity][j][w]);
-            part[j] = v;
-          }
+          if (F::red_stage(j) == stage) part[j] = group_reduce_shfl<TPR>(F::red_op(j), part[j]);
       }
       if constexpr (CLUSTER) {
         if (tid == 0) {
@@ -1206,22 +1218,10 @@ __global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 1 + RK_TWO_1024_BLOCKS 
               part[j] = red_combine<A>(F::red_op(j), part[j], F::red(j, ec));
         }
       }
+      block_reduce_stage<F, A, kWarps>(stage, part, red_smem[parity], lane, warp);
 #pragma unroll
       for (int j = 0; j < F::kRed; ++j)
-        if (F::red_stage(j) == stage) {
-          part[j] = group_reduce_shfl<32>(F::red_op(j), part[j]);
-          if (lane == 0) red_smem[parity][j][warp] = part[j];
-        }
-      __syncthreads();
-#pragma unroll
-      for (int j = 0; j < F::kRed; ++j)
-        if (F::red_stage(j) == stage) {
-          A v = red_smem[parity][j][0];
-#pragma unroll
-          for (int w = 1; w < kWarps; ++w)
-            v = red_combine<A>(F::red_op(j), v, red_smem[parity][j][w]);
-          rc.r[j] = F::fin(j, v, rc);
-        }
+        if (F::red_stage(j) == stage) rc.r[j] = F::fin(j, part[j], rc);
       parity ^= 1;
     }
 #pragma unroll
@@ -1394,6 +1394,9 @@ __global__ void __launch_bounds__(BLOCK) row_kernel_stream(const RowParams<F, T>
               }
             },
             false);
+        // block_reduce_stage's steps, with the warps' values combined in a loop the compiler
+        // may keep rolled (block_reduce_stage here gave four of these kernels other code on
+        // sm_90, not yet timed).
 #pragma unroll
         for (int j = 0; j < F::kRed; ++j)
           if (F::red_stage(j) == stage) {
