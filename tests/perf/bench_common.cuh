@@ -1,5 +1,5 @@
 // bench_common.cuh: what the standalone variant benchmarks beside it share: CHECK for
-// CUDA calls and the median time of a launch, measured with CUDA events.
+// CUDA calls, a device copy, and the median time of a launch, measured with CUDA events.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,6 +18,15 @@
       std::exit(1);                                                                   \
     }                                                                                 \
   } while (0)
+
+// A device copy of n 16-byte vectors, what the benchmarks' bandwidths are fractions of (a
+// template, so that every benchmark including this file may have it).
+template <class T>
+__global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
 
 // The median of `reps` timings of fn on the default stream, after five warm-up calls.
 inline float median_ms(const std::function<void()>& fn, int reps) {

@@ -116,6 +116,15 @@ def time_all(variants: dict[str, list[str]] = VARIANTS, work: Path = WORK) -> No
             subprocess.run([sys.executable, "-c", TIMER, op, str(dst), dst.name], check=False)
 
 
+def main(patch_copy, variants: dict[str, list[str]], work: Path, max_jobs: str = "2") -> None:
+    """`build` or `time` (sys.argv[1]) the copies of a variants script beside this one."""
+    work.mkdir(exist_ok=True)
+    if sys.argv[1] == "build":
+        build(patch_copy, variants, work, max_jobs)
+    else:
+        time_all(variants, work)
+
+
 def time_dirs(specs: list[str]) -> None:
     """Built projects named LABEL=OP:DIR, timed in turn, two rounds."""
     runs = [(label, *rest.split(":", 1)) for label, rest in (s.split("=", 1) for s in specs)]

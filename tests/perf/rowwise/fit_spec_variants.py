@@ -72,8 +72,4 @@ def patch_copy(op: str, name: str, csrc: Path) -> None:
 
 
 if __name__ == "__main__":
-    WORK.mkdir(exist_ok=True)
-    if sys.argv[1] == "build":
-        code_variants.build(patch_copy, VARIANTS, WORK, max_jobs="2")
-    else:
-        code_variants.time_all(VARIANTS, WORK)
+    code_variants.main(patch_copy, VARIANTS, WORK)

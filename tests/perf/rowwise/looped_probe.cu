@@ -28,7 +28,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../bench_common.cuh"  // CHECK, Timer
+#include "../bench_common.cuh"  // CHECK, Timer, copy_kernel
+#include "row_reference.h"     // reference_row
 
 template <class T>
 struct TI;
@@ -244,45 +245,6 @@ __global__ void __launch_bounds__(BLOCK) looped(const T* __restrict__ x, const T
   }
 }
 
-template <class T>
-__global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    dst[i] = src[i];
-}
-
-
-// The host's answer for one row (float, from the rounded inputs).
-template <class T>
-void reference_row(int mode, const std::vector<T>& x, const std::vector<T>& w,
-                   const std::vector<T>& b, size_t row, int N, float eps, std::vector<float>& out) {
-  std::vector<double> f(N);
-  for (int i = 0; i < N; ++i) f[i] = TI<T>::to_host(x[row * N + i]);
-  double a = 0, c = 0;
-  if (mode == kSM3) {
-    a = *std::max_element(f.begin(), f.end());
-    for (double v : f) c += std::exp(v - a);
-    c = 1 / c;
-  } else if (mode == kRMS) {
-    for (double v : f) c += v * v;
-    c = 1 / std::sqrt(c / N + eps);
-  } else {
-    for (double v : f) a += v;
-    a /= N;
-    for (double v : f) c += (v - a) * (v - a);
-    c = 1 / std::sqrt(c / N + eps);
-  }
-  out.resize(N);
-  for (int i = 0; i < N; ++i) {
-    const double fw = TI<T>::to_host(w[i]), fb = TI<T>::to_host(b[i]);
-    if (mode == kSM3)
-      out[i] = std::exp(f[i] - a) * c;
-    else if (mode == kRMS)
-      out[i] = f[i] * c * fw;
-    else
-      out[i] = (f[i] - a) * c * fw + fb;
-  }
-}
 
 template <class T, int BLOCK, int U, int MODE, int HINT>
 void run_one(Timer& tm, const T* x, const T* w, const T* b, T* y, int rows, int N, float copy_us,
@@ -296,7 +258,8 @@ void run_one(Timer& tm, const T* x, const T* w, const T* b, T* y, int rows, int 
   std::vector<float> want;
   for (size_t row : {size_t(0), size_t(rows - 1)}) {
     CHECK(cudaMemcpy(got.data(), y + row * N, N * sizeof(T), cudaMemcpyDeviceToHost));
-    reference_row<T>(MODE, hx, hw, hb, row, N, 1e-5f, want);
+    reference_row<TI<T>>(MODE == kSM3 ? RowOp::kSoftmax : MODE == kRMS ? RowOp::kRmsNorm : RowOp::kLayerNorm,
+                         hx, hw, hb, row, N, 1e-5f, want);
     for (int i = 0; i < N; ++i) {
       const double g = TI<T>::to_host(got[i]);
       const double err = std::fabs(g - want[i]) / (1e-3 + std::fabs(want[i]));

@@ -30,7 +30,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../bench_common.cuh"  // CHECK, Timer
+#include "../bench_common.cuh"  // CHECK, Timer, copy_kernel
+#include "row_reference.h"     // reference_row
 
 template <class T>
 struct TI;
@@ -197,44 +198,6 @@ __global__ void __launch_bounds__(BLOCK) rows_kernel(const T* __restrict__ x,
   }
 }
 
-template <class T>
-__global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    dst[i] = src[i];
-}
-
-
-template <class T>
-void reference_row(int mode, const std::vector<T>& x, const std::vector<T>& w,
-                   const std::vector<T>& b, size_t row, int N, float eps, std::vector<double>& out) {
-  std::vector<double> f(N);
-  for (int i = 0; i < N; ++i) f[i] = TI<T>::to_host(x[row * N + i]);
-  double a = 0, c = 0;
-  if (mode == kSM) {
-    a = *std::max_element(f.begin(), f.end());
-    for (double v : f) c += std::exp(v - a);
-    c = 1 / c;
-  } else if (mode == kRMS) {
-    for (double v : f) c += v * v;
-    c = 1 / std::sqrt(c / N + eps);
-  } else {
-    for (double v : f) a += v;
-    a /= N;
-    for (double v : f) c += (v - a) * (v - a);
-    c = 1 / std::sqrt(c / N + eps);
-  }
-  out.resize(N);
-  for (int i = 0; i < N; ++i) {
-    const double fw = TI<T>::to_host(w[i]), fb = TI<T>::to_host(b[i]);
-    if (mode == kSM)
-      out[i] = std::exp(f[i] - a) * c;
-    else if (mode == kRMS)
-      out[i] = f[i] * c * fw;
-    else
-      out[i] = (f[i] - a) * c * fw + fb;
-  }
-}
 
 struct Data {
   void *x, *w, *b, *y;
@@ -268,7 +231,8 @@ void run_one(Timer& tm, const Data& d, const std::vector<T>& hx, const std::vect
   std::vector<double> want;
   for (int64_t row : {int64_t(0), int64_t(1), d.rows - 1}) {
     CHECK(cudaMemcpy(got.data(), y + row * N, N * sizeof(T), cudaMemcpyDeviceToHost));
-    reference_row<T>(MODE, hx, hw, hb, row, N, 1e-5f, want);
+    reference_row<TI<T>>(MODE == kLN ? RowOp::kLayerNorm : MODE == kRMS ? RowOp::kRmsNorm : RowOp::kSoftmax,
+                         hx, hw, hb, row, N, 1e-5f, want);
     for (int i = 0; i < N; ++i) {
       const double g = TI<T>::to_host(got[i]);
       const double err = std::fabs(g - want[i]) / (1e-2 + std::fabs(want[i]));
