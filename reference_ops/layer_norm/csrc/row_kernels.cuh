@@ -1163,86 +1163,88 @@ __global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 1 + RK_TWO_1024_BLOCKS 
   __shared__ A red_smem[2][F::kRed > 0 ? F::kRed : 1][kWarps];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   int parity = 0;
-  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
-    // Vector i of this thread: columns (i * BLOCK + t) * VEC .. + VEC - 1 of the row.
-    uint4 xraw[KX][VPT];
+  // One row a block: launch_rows runs this kernel on covering grids only (a loop over rows
+  // cost LayerNorm's bf16 forward at 4096 x 16384 0.90 -> 0.92-0.93 of a copy on an H200,
+  // tests/perf/rowwise/fit_spec_variants_h200.txt).
+  const int64_t row = blockIdx.x;
+  // Vector i of this thread: columns (i * BLOCK + t) * VEC .. + VEC - 1 of the row.
+  uint4 xraw[KX][VPT];
 #pragma unroll
-    for (int xi = 0; xi < F::kRowIn; ++xi) {
-      const uint4* rp = reinterpret_cast<const uint4*>(p.in[xi] + row * p.in_stride[xi]);
+  for (int xi = 0; xi < F::kRowIn; ++xi) {
+    const uint4* rp = reinterpret_cast<const uint4*>(p.in[xi] + row * p.in_stride[xi]);
 #pragma unroll
-      for (int i = 0; i < VPT; ++i) xraw[xi][i] = __ldg(rp + i * BLOCK + t);
-    }
-    Cx rc;
-    // The row length is BLOCK * VPT * VEC; as a constant in the float rows of 32 elements a
-    // thread only: it spilled less there (a stack frame of 16 bytes, not 24) and LayerNorm's
-    // float32 forward at 4096 x 16384 ran 0.91 -> 0.94 of a copy on an H200, where the other
-    // layouts moved by -0.04..+0.03 with it (tests/perf/rowwise/fit_variants_h200.txt).
-    rc.n = VPT == 8 ? A(BLOCK * VPT * VEC) : (A)p.N;
-    rc.s = p.s;
+    for (int i = 0; i < VPT; ++i) xraw[xi][i] = __ldg(rp + i * BLOCK + t);
+  }
+  Cx rc;
+  // The row length is BLOCK * VPT * VEC; as a constant in the float rows of 32 elements a
+  // thread only: it spilled less there (a stack frame of 16 bytes, not 24) and LayerNorm's
+  // float32 forward at 4096 x 16384 ran 0.91 -> 0.94 of a copy on an H200, where the other
+  // layouts moved by -0.04..+0.03 with it (tests/perf/rowwise/fit_variants_h200.txt).
+  rc.n = VPT == 8 ? A(BLOCK * VPT * VEC) : (A)p.N;
+  rc.s = p.s;
 #pragma unroll
-    for (int si = 0; si < F::kStatIn; ++si) rc.st[si] = p.stat_in[si][row];
+  for (int si = 0; si < F::kStatIn; ++si) rc.st[si] = p.stat_in[si][row];
 #pragma unroll
-    for (int j = 0; j < F::kRed; ++j) rc.r[j] = A(0);
-    // The column inputs of vector i, loaded in each pass that uses them (from L1): the
-    // opaque zero keeps the loads in the pass, and the elements are extracted again in
-    // each pass, rather than all kept alive from the first (twice the registers).
-    auto load_cols = [&](int i, uint32_t z, uint4(&cv)[KC]) {
+  for (int j = 0; j < F::kRed; ++j) rc.r[j] = A(0);
+  // The column inputs of vector i, loaded in each pass that uses them (from L1): the
+  // opaque zero keeps the loads in the pass, and the elements are extracted again in
+  // each pass, rather than all kept alive from the first (twice the registers).
+  auto load_cols = [&](int i, uint32_t z, uint4(&cv)[KC]) {
 #pragma unroll
-      for (int ci = 0; ci < F::kColIn; ++ci)
-        cv[ci] = __ldg(reinterpret_cast<const uint4*>(p.col[ci] + z) + i * BLOCK + t);
-    };
-    auto ctx_at = [&](int i, int e, uint32_t z, const uint4(&cv)[KC]) {
-      Cx ec = rc;
+    for (int ci = 0; ci < F::kColIn; ++ci)
+      cv[ci] = __ldg(reinterpret_cast<const uint4*>(p.col[ci] + z) + i * BLOCK + t);
+  };
+  auto ctx_at = [&](int i, int e, uint32_t z, const uint4(&cv)[KC]) {
+    Cx ec = rc;
 #pragma unroll
-      for (int xi = 0; xi < F::kRowIn; ++xi) ec.x[xi] = TI::get(xraw[xi][i], e, z);
+    for (int xi = 0; xi < F::kRowIn; ++xi) ec.x[xi] = TI::get(xraw[xi][i], e, z);
 #pragma unroll
-      for (int ci = 0; ci < F::kColIn; ++ci) ec.c[ci] = TI::get(cv[ci], e, 0u);
-      return ec;
-    };
+    for (int ci = 0; ci < F::kColIn; ++ci) ec.c[ci] = TI::get(cv[ci], e, 0u);
+    return ec;
+  };
 #pragma unroll
-    for (int stage = 0; stage < F::kStages; ++stage) {
-      A part[F::kRed > 0 ? F::kRed : 1];
+  for (int stage = 0; stage < F::kStages; ++stage) {
+    A part[F::kRed > 0 ? F::kRed : 1];
 #pragma unroll
-      for (int j = 0; j < F::kRed; ++j) part[j] = red_identity<A>(F::red_op(j));
-      const uint32_t z = opaque_zero();
+    for (int j = 0; j < F::kRed; ++j) part[j] = red_identity<A>(F::red_op(j));
+    const uint32_t z = opaque_zero();
 #pragma unroll
-      for (int i = 0; i < VPT; ++i) {
-        uint4 cv[KC];
-        load_cols(i, z, cv);
+    for (int i = 0; i < VPT; ++i) {
+      uint4 cv[KC];
+      load_cols(i, z, cv);
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          const Cx ec = ctx_at(i, e, z, cv);
+      for (int e = 0; e < VEC; ++e) {
+        const Cx ec = ctx_at(i, e, z, cv);
 #pragma unroll
-          for (int j = 0; j < F::kRed; ++j)
-            if (F::red_stage(j) == stage)
-              part[j] = red_combine<A>(F::red_op(j), part[j], F::red(j, ec));
-        }
-      }
-      block_reduce_stage<F, A, kWarps>(stage, part, red_smem[parity], lane, warp);
-#pragma unroll
-      for (int j = 0; j < F::kRed; ++j)
-        if (F::red_stage(j) == stage) rc.r[j] = F::fin(j, part[j], rc);
-      parity ^= 1;
-    }
-#pragma unroll
-    for (int k = 0; k < F::kRowOut; ++k) {
-      O* op = p.out[k] + row * p.out_stride[k];
-      const uint32_t z = opaque_zero();
-#pragma unroll
-      for (int i = 0; i < VPT; ++i) {
-        uint4 cv[KC];
-        load_cols(i, z, cv);
-        A of[VEC];
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) of[e] = F::out(k, ctx_at(i, e, z, cv));
-        store_vec<T>(op, (int64_t)(i * BLOCK + t) * VEC, p.N, true, of);
+        for (int j = 0; j < F::kRed; ++j)
+          if (F::red_stage(j) == stage)
+            part[j] = red_combine<A>(F::red_op(j), part[j], F::red(j, ec));
       }
     }
-    if (t == 0) {
+    block_reduce_stage<F, A, kWarps>(stage, part, red_smem[parity], lane, warp);
 #pragma unroll
-      for (int k = 0; k < F::kStatOut; ++k)
-        if (p.stat_out[k]) p.stat_out[k][row] = F::stat(k, rc);
+    for (int j = 0; j < F::kRed; ++j)
+      if (F::red_stage(j) == stage) rc.r[j] = F::fin(j, part[j], rc);
+    parity ^= 1;
+  }
+#pragma unroll
+  for (int k = 0; k < F::kRowOut; ++k) {
+    O* op = p.out[k] + row * p.out_stride[k];
+    const uint32_t z = opaque_zero();
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      uint4 cv[KC];
+      load_cols(i, z, cv);
+      A of[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) of[e] = F::out(k, ctx_at(i, e, z, cv));
+      store_vec<T>(op, (int64_t)(i * BLOCK + t) * VEC, p.N, true, of);
     }
+  }
+  if (t == 0) {
+#pragma unroll
+    for (int k = 0; k < F::kStatOut; ++k)
+      if (p.stat_out[k]) p.stat_out[k][row] = F::stat(k, rc);
   }
 }
 // Whether spec F runs float rows of 8193-16384 columns as 512 threads of 8 vectors (32
@@ -2354,7 +2356,8 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
         <<<(unsigned)pl.grid, kStreamBlock, 0, stream>>>(p);
     err = cudaGetLastError();
   } else {
-    void* k = p.vec_ok && pl.stages == 1 ? rk_fit_kernel<F, T>(pl) : nullptr;  // not the ring's
+    // Not the ring's plans, and only on a covering grid: the fit kernel runs one row a block.
+    void* k = p.vec_ok && pl.stages == 1 && pl.grid == pl.rows ? rk_fit_kernel<F, T>(pl) : nullptr;
     if (!k)
       k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
                               vec_mode == kVecShifted);
