@@ -1304,7 +1304,8 @@ constexpr bool rk_shifts() {
 // comes from memory. Without the row in registers, small blocks run many to a
 // multiprocessor, and the loops of one block overlap the reductions of the others: the shape
 // of torch.compile's looped reductions. The planner runs it at kStreamBlock x kStreamVectors
-// (below); smaller blocks lost to the register-held rows at the shapes those hold
+// (below), and launch_rows at 256 threads for rows of RMSNorm-like ops (rk_reread_kernel);
+// elsewhere smaller blocks lost to the register-held rows at the shapes those hold
 // (tests/perf/rowwise/NOTES.md, "torch.compile's loops").
 template <class F, class T, int BLOCK, int U>
 __global__ void __launch_bounds__(BLOCK) row_kernel_stream(const RowParams<F, T> p) {
@@ -1878,6 +1879,37 @@ inline void* rk_fit_kernel(const Plan& pl) {
   }
 }
 
+// Rows that a 256-thread block holds at 16 elements a thread (2049-4096 columns of a 2- or
+// 4-byte type), of specs with one stage of reductions over one row input and no column
+// outputs (RMSNorm-like forwards): row_kernel_stream at that layout, in one step a pass,
+// which reads the row again for its outputs (from L1 or L2) instead of holding it in
+// registers across the block's reduction, in place of row_kernel_fit or row_body. Measured
+// on an H200, forward, fraction of a copy's bandwidth (tests/perf/rowwise/reread_h200.txt):
+// RMSNorm bf16 32768 x 4096 0.963 -> 0.985, 16384 x 2304 0.74 -> 0.83, 16384 x 3072 0.88 ->
+// 0.90; float32 32768 x 4096 0.974 -> 1.006, 16384 x 2304 0.87 -> 0.95, 16384 x 3072 0.95 ->
+// 1.00. LayerNorm and softmax (two stages) lost with it (float32 LayerNorm 32768 x 4096
+// 0.981 -> 0.962, bf16 0.954 -> 0.783), as did rows of 16384 (RMSNorm float32 0.97 -> 0.73).
+template <class F, class T>
+constexpr bool rk_rereads() {
+  return F::kStages == 1 && F::kRowIn == 1 && F::kColGrad == 0 && TypeInfo<T>::kVec >= 4;
+}
+
+constexpr int kRereadBlock = 256;
+
+// row_kernel_stream for such a plan (one row a block); nullptr for any other.
+template <class F, class T>
+inline void* rk_reread_kernel(const Plan& pl) {
+  if constexpr (!rk_rereads<F, T>()) {
+    return nullptr;
+  } else {
+    constexpr int U = 16 / TypeInfo<T>::kVec;  // vectors a thread a step
+    if (pl.strategy != Strategy::Block || pl.tpr != kRereadBlock || pl.block != kRereadBlock ||
+        pl.vpt != U)
+      return nullptr;
+    return (void*)row_kernel_stream<F, T, kRereadBlock, U>;
+  }
+}
+
 // The streaming kernel's layout: 1024 threads, two vectors a thread a step. Measured on an
 // H200 against the kernel it replaced (a loop unrolled four times, an element check in every
 // pass), 2048 x 50304, forward as a fraction of a copy's bandwidth and forward + backward
@@ -2356,8 +2388,13 @@ inline cudaError_t launch_rows(const RowProblem<F, T>& pr, const Plan& pl, void*
         <<<(unsigned)pl.grid, kStreamBlock, 0, stream>>>(p);
     err = cudaGetLastError();
   } else {
-    // Not the ring's plans, and only on a covering grid: the fit kernel runs one row a block.
-    void* k = p.vec_ok && pl.stages == 1 && pl.grid == pl.rows ? rk_fit_kernel<F, T>(pl) : nullptr;
+    // Not the ring's plans, and only on a covering grid: the re-reading and fit kernels run
+    // one row a block.
+    void* k = nullptr;
+    if (p.vec_ok && pl.stages == 1 && pl.grid == pl.rows) {
+      k = rk_reread_kernel<F, T>(pl);
+      if (!k) k = rk_fit_kernel<F, T>(pl);
+    }
     if (!k)
       k = rk_kernel_for<F, T>(pl.tpr, pl.vpt, pl.strategy == Strategy::Cluster,
                               vec_mode == kVecShifted);

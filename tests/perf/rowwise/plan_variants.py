@@ -20,13 +20,17 @@ kernel (not only 1024-thread ones; =colgrad only in those with column outputs), 
 slots; PLANX_STREAM=1 a plan "sBLOCK,U" ("s256,2")
 running the looped kernel (a block a row, the row read again for each stage, U vectors a
 thread a step) of that layout, PLANX_STREAM_EXTRA ("512,2") compiling layouts of it the
-library does not have; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
+library does not have (both on the library of e4f2764, below); PLANX_STREAM_NOW="256,2 128,4"
+the library's own streaming kernel (row_kernel_stream, the looped kernel since 2026-11-27)
+compiled at those layouts too, a plan "sBLOCK,U" then running it so on rows without column
+outputs; PLANX_EVICT_FIRST=ld the register-held kernels' row loads with an L2
 evict_first policy (read once, so that they leave L2 first), =ldst their output stores too;
 PLANX_SMEM_ACC=1 the column gradients of 2-byte 512 x 4 backwards accumulated in shared memory;
 PLANX_FLOAT_SMEM_ACC=1 those of float 1024 x 4 backwards too, RK_PLAN then forcing backwards only.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
-timed in the same process; with PLANX_BACKWARD=1, forward + backward medians instead (a CUDA
+timed in the same process; with PLANX_COMPILE=1 torch.compile's forward too, beside the planner's own plan;
+with PLANX_BACKWARD=1, forward + backward medians instead (a CUDA
 graph replayed, as bench_rowwise.py times them; the gradients checked against torch's) and,
 with PLANX_COMPILE=1, torch.compile's beside the planner's own plan.
 """
@@ -96,6 +100,8 @@ def with_plan_override(text: str) -> str:
         text = with_ring(text, os.environ["PLANX_RING"])
     if os.environ.get("PLANX_STREAM"):
         text = with_stream(text)
+    if os.environ.get("PLANX_STREAM_NOW"):
+        text = with_stream_layouts(text, os.environ["PLANX_STREAM_NOW"])
     if os.environ.get("PLANX_EVICT_FIRST"):
         text = with_evict_first(text, os.environ["PLANX_EVICT_FIRST"])
     if os.environ.get("PLANX_SMEM_ACC"):
@@ -201,6 +207,41 @@ def with_stream(text: str) -> str:
         for b, u in (layout.split(",") for layout in os.environ.get("PLANX_STREAM_EXTRA", "").split())
     )
     return text.replace(STREAM_KERNELS, STREAM_KERNELS + extra).replace(grid, STREAM_OVERRIDE)
+
+
+STREAM_LAUNCH = """    row_kernel_stream<F, T, kStreamBlock, kStreamVectors>
+        <<<(unsigned)pl.grid, kStreamBlock, 0, stream>>>(p);
+"""
+STREAM_NOW_OVERRIDE = """
+  if (const char* forced = std::getenv("RK_STREAM")) {  // experiment: plan_variants.py
+    int blk = 0, u = 0;
+    if (F::kColGrad == 0 && std::sscanf(forced, "%d,%d", &blk, &u) == 2 && (LAYOUTS)) {
+      pl.strategy = Strategy::Stream;
+      pl.tpr = pl.block = blk;
+      pl.vpt = u;
+      pl.cluster = 1;
+    }
+  }
+  // Grid. Without column outputs:"""
+
+
+def with_stream_layouts(text: str, layouts: str) -> str:
+    """row_kernels.cuh of today whose streaming kernel (row_kernel_stream<F, T, BLOCK, U>, the
+    looped kernel) is compiled at the layouts of `layouts` ("256,2 128,4": threads, vectors a
+    thread a step) beside the library's 1024 x 2, and whose planner runs it so on rows without
+    column outputs where RK_STREAM="BLOCK,U" asks (a plan "sBLOCK,U")."""
+    grid = "\n  // Grid. Without column outputs:"
+    for anchor in (STREAM_LAUNCH, grid):
+        assert text.count(anchor) == 1, anchor
+    pairs = [tuple(int(v) for v in layout.split(",")) for layout in layouts.split()]
+    known = " || ".join(f"(blk == {b} && u == {u})" for b, u in pairs)
+    text = text.replace(grid, STREAM_NOW_OVERRIDE.replace("LAYOUTS", known))
+    launch = "".join(
+        f"    if (pl.block == {b} && pl.vpt == {u})\n"
+        f"      row_kernel_stream<F, T, {b}, {u}><<<(unsigned)pl.grid, {b}, 0, stream>>>(p);\n"
+        f"    else\n" for b, u in pairs
+    ) + STREAM_LAUNCH
+    return text.replace(STREAM_LAUNCH, launch)
 
 
 ROW_LOAD = "xraw[xi][i] = row_ok ? load_vec<T>(rp, colv(i), N, p.vec_ok)"
@@ -395,6 +436,23 @@ def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float, b
     return bench(fn), copy, ok
 
 
+def compiled_forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float]:
+    """µs of torch.compile's forward of op (as bench_generated.py compiles it) and of a copy,
+    timed as forward_and_copy times ours."""
+    import torch
+
+    sys.path.insert(0, str(HERE))
+    from bench_rowwise import bench
+
+    x = torch.randn(rows, n, device="cuda", dtype=dtype)
+    w = torch.randn(n, device="cuda", dtype=dtype)
+    b = torch.randn(n, device="cuda", dtype=dtype)
+    dst = torch.empty_like(x)
+    copy = bench(lambda: dst.copy_(x))
+    c = torch.compile(eager(op), dynamic=False)
+    return bench(lambda: c(x, w, b)), copy
+
+
 def eager(op):
     import torch.nn.functional as F
 
@@ -459,6 +517,13 @@ def time_one(op: str) -> None:
                 + ("" if ok else "  WRONG"),
                 flush=True,
             )
+            if not plan and os.environ.get("PLANX_COMPILE"):
+                fwd, copy = compiled_forward_and_copy(op, dtype, rows, n)
+                print(
+                    f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {'compile':>8} "
+                    f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
+                    flush=True,
+                )
 
 
 def builds() -> list[Path]:
@@ -481,7 +546,7 @@ def run(out: Path) -> None:
             for op in OPS:
                 for plan in plans:
                     env = dict(os.environ, PYTHONPATH=str(rendered / op), PLANX_PLAN=plan)
-                    if plan.startswith("s"):  # the streaming kernel (PLANX_STREAM)
+                    if plan.startswith("s"):  # the streaming kernel (PLANX_STREAM, PLANX_STREAM_NOW)
                         env["RK_STREAM"] = plan[1:]
                     elif plan:
                         env["RK_PLAN"] = plan
