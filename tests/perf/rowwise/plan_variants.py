@@ -29,10 +29,9 @@ PLANX_SMEM_ACC=1 the column gradients of 2-byte 512 x 4 backwards accumulated in
 PLANX_FLOAT_SMEM_ACC=1 those of float 1024 x 4 backwards too, RK_PLAN then forcing backwards only.
 
 Forward medians of triton's do_bench (L2 cleared) as a fraction of a device copy's bandwidth
-timed in the same process; with PLANX_COMPILE=1 torch.compile's forward too, beside the planner's own plan;
-with PLANX_BACKWARD=1, forward + backward medians instead (a CUDA
-graph replayed, as bench_rowwise.py times them; the gradients checked against torch's) and,
-with PLANX_COMPILE=1, torch.compile's beside the planner's own plan.
+timed in the same process; with PLANX_BACKWARD=1, forward + backward medians instead (a CUDA
+graph replayed, as bench_rowwise.py times them; the gradients checked against torch's). With
+PLANX_COMPILE=1, torch.compile's beside the planner's own plan, either way.
 """
 
 from __future__ import annotations
@@ -416,8 +415,9 @@ def reference(op, x, w, b):
     return x.softmax(-1)
 
 
-def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float, bool]:
-    """µs of op's forward on random rows x n inputs of dtype, and of a copy of the rows, and
+def forward_and_copy(op: str, dtype, rows: int, n: int, compiled: bool = False) -> tuple[float, float, bool]:
+    """µs of op's forward on random rows x n inputs of dtype (with `compiled`, torch.compile's
+    of the eager op instead, as bench_generated.py compiles it), and of a copy of the rows, and
     whether the forward matches torch's (within the dtype's rounding)."""
     import torch
 
@@ -429,28 +429,15 @@ def forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float, b
     b = torch.randn(n, device="cuda", dtype=dtype)
     dst = torch.empty_like(x)
     copy = bench(lambda: dst.copy_(x))
-    fn = call(op, x, w, b)
+    if compiled:
+        c = torch.compile(eager(op), dynamic=False)
+        fn = lambda: c(x, w, b)  # noqa: E731
+    else:
+        fn = call(op, x, w, b)
     want = reference(op, x, w, b)
     tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
     ok = bool(torch.allclose(fn().float(), want, rtol=tol, atol=tol))
     return bench(fn), copy, ok
-
-
-def compiled_forward_and_copy(op: str, dtype, rows: int, n: int) -> tuple[float, float]:
-    """µs of torch.compile's forward of op (as bench_generated.py compiles it) and of a copy,
-    timed as forward_and_copy times ours."""
-    import torch
-
-    sys.path.insert(0, str(HERE))
-    from bench_rowwise import bench
-
-    x = torch.randn(rows, n, device="cuda", dtype=dtype)
-    w = torch.randn(n, device="cuda", dtype=dtype)
-    b = torch.randn(n, device="cuda", dtype=dtype)
-    dst = torch.empty_like(x)
-    copy = bench(lambda: dst.copy_(x))
-    c = torch.compile(eager(op), dynamic=False)
-    return bench(lambda: c(x, w, b)), copy
 
 
 def eager(op):
@@ -510,18 +497,14 @@ def time_one(op: str) -> None:
                     flush=True,
                 )
                 continue
-            fwd, copy, ok = forward_and_copy(op, dtype, rows, n)
-            print(
-                f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {plan or 'default':>8} "
-                f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy"
-                + ("" if ok else "  WRONG"),
-                flush=True,
-            )
-            if not plan and os.environ.get("PLANX_COMPILE"):
-                fwd, copy = compiled_forward_and_copy(op, dtype, rows, n)
+            compiled = [False, True] if not plan and os.environ.get("PLANX_COMPILE") else [False]
+            for c in compiled:
+                fwd, copy, ok = forward_and_copy(op, dtype, rows, n, compiled=c)
                 print(
-                    f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} plan {'compile':>8} "
-                    f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy",
+                    f"{op:>10} {str(dtype)[6:]:>8} {rows:>6}x{n:<6} "
+                    f"plan {'compile' if c else plan or 'default':>8} "
+                    f"fwd {fwd:7.1f} us copy {copy:7.1f} us {copy / fwd:.3f} of copy"
+                    + ("" if ok else "  WRONG"),
                     flush=True,
                 )
 
