@@ -7,16 +7,19 @@ stride-0 inputs and dtypes, forward and (float64) gradients. The op, rendered an
         --gradients "x: x > y ? grad * k : 0; y: x > y ? 0 : grad * z * (1 - tanh(y) * tanh(y)); \
 z: x > y ? 0 : grad * tanh(y)"
     cd fz && USE_CUDA=0 pip install --no-build-isolation -e . && python PATH/fuzz_elementwise.py
+    python PATH/fuzz_elementwise.py cuda     # the same on the GPU (a build with its kernels)
 
 (from a directory where `fz` is the installed package, not the project folder). Prints each
 mismatch and the count ("bad 0": none).
 """
 
 import random
+import sys
 
 import torch
 from fz import fz
 
+DEVICE = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 torch.manual_seed(0)
 random.seed(0)
 TOLERANCES = {torch.float32: 1e-5, torch.float64: 1e-12, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
@@ -35,7 +38,7 @@ def layout(t):
     if r < 0.35 and t.dim() == 4:
         return t.contiguous(memory_format=torch.channels_last)
     if r < 0.5:
-        buffer = torch.empty(t.numel() * 2 + 3, dtype=t.dtype)[3:3 + t.numel() * 2:2]
+        buffer = torch.empty(t.numel() * 2 + 3, dtype=t.dtype, device=t.device)[3:3 + t.numel() * 2:2]
         return torch.as_strided(buffer, t.shape, [s * 2 for s in t.contiguous().stride()]).copy_(t)
     return t
 
@@ -43,7 +46,7 @@ def layout(t):
 def operand(shape):
     s = [d if random.random() < 0.7 else 1 for d in shape]
     s = s[random.randint(0, len(s)):] if random.random() < 0.3 else s
-    t = torch.randn(s, dtype=torch.float64)
+    t = torch.randn(s, dtype=torch.float64, device=DEVICE)
     if random.random() < 0.2 and t.numel() > 0:
         t = t.flatten()[:1].reshape([1] * t.dim()).expand(s)  # stride 0
     return t
@@ -82,4 +85,4 @@ for _ in range(600):
         if not all(torch.allclose(u, v, atol=1e-10) for u, v in zip(ours, eager, strict=True)):
             print("WRONG GRAD", [tuple(t.shape) for t in args], [t.stride() for t in args])
             bad += 1
-print("bad", bad)
+print(DEVICE, "bad", bad)
