@@ -31,6 +31,8 @@ def _cpp_operator(op):
 
 _forward = _library_op("fused_axpby")
 _forward_eager = _cpp_operator(_forward)
+# Every tracer (non-strict torch.export too) takes the op whose autograd is registered below,
+# not the autograd.Function of the package's own calls.
 _is_compiling = torch.compiler.is_compiling
 
 

@@ -29,7 +29,10 @@ def _cpp_operator(op):
 
 _forward = _library_op("rgb_to_gray")
 _forward_eager = _cpp_operator(_forward)
-_is_compiling = torch.compiler.is_compiling
+# Dynamo traces the op itself, since it cannot trace the C++ operator; every other tracer
+# (make_fx, non-strict torch.export) reaches the op through the C++ operator as it is.
+# is_dynamo_compiling is one Python call where is_compiling takes two (65 ns of a 0.9 µs call).
+_is_dynamo_tracing = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
 
 def rgb_to_gray(img: Tensor) -> Tensor:
@@ -45,7 +48,7 @@ def rgb_to_gray(img: Tensor) -> Tensor:
         A new tensor contiguous, on img's device, of img's dtype, with the
         shape of img without its last (channel) dimension.
     """
-    if _is_compiling():
+    if _is_dynamo_tracing():
         return _forward(img)
     return _forward_eager(img)
 
