@@ -17,13 +17,13 @@ count ("bad 0": none).
 
 from __future__ import annotations
 
-import argparse
 import random
 
 import torch
 import torch.nn.functional as F
 from embedding_bag import embedding_bag
 from fused_axpby import fused_axpby
+from fuzz_common import TOLERANCE, error, run  # beside this file
 from gelu import gelu
 from matmul import matmul
 from normalize_volume import normalize_volume
@@ -34,7 +34,6 @@ from times_two import times_two
 from vector_add import vector_add
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
-TOLERANCE = {torch.float64: 1e-10, torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 # op: (ours, PyTorch's, how many tensors, whether they broadcast)
 ELEMENTWISE = {
@@ -49,8 +48,10 @@ ELEMENTWISE = {
 def shape(most: int = 1 << 22, dims: int = 4) -> list[int]:
     """Up to `dims` sizes, of at most `most` elements in all."""
     while True:
-        sizes = [random.choice([0, 1, 2, 3, 5, 17, 64, 127, 1000]) if random.random() < 0.9 else 4099
-                 for _ in range(random.randint(0, dims))]
+        sizes = [
+            random.choice([0, 1, 2, 3, 5, 17, 64, 127, 1000]) if random.random() < 0.9 else 4099
+            for _ in range(random.randint(0, dims))
+        ]
         if torch.Size(sizes).numel() <= most:
             return sizes
 
@@ -74,13 +75,6 @@ def laid_out(t: torch.Tensor) -> tuple[torch.Tensor, str]:
     if t.dim() >= 2:
         return t.transpose(-1, -2).contiguous().transpose(-1, -2), "transposed"
     return t, "contiguous"
-
-
-def error(got: torch.Tensor, want: torch.Tensor) -> float:
-    if got.numel() == 0:
-        return 0.0
-    difference = (got.detach().double() - want.detach()).abs() / (1 + want.detach().abs())
-    return float(difference.nan_to_num(float("inf")).max())
 
 
 def compare(where: str, ours, theirs, inputs, dtype, grads: bool) -> list[str]:
@@ -128,8 +122,10 @@ def elementwise(device: str, index: int) -> list[str]:
     full = shape()
     count = 2 if name == "fused_axpby" else ELEMENTWISE[name][2]
     # Each tensor of the full shape or broadcast to it (trailing dimensions, some of them 1).
-    shapes = [full] + [[d if random.random() < 0.7 else 1 for d in full][random.randint(0, len(full)):]
-                       for _ in range(count - 1)]
+    shapes = [full] + [
+        [d if random.random() < 0.7 else 1 for d in full][random.randint(0, len(full)) :]
+        for _ in range(count - 1)
+    ]
     random.shuffle(shapes)
     tensors, layouts = [], []
     for s in shapes:
@@ -147,8 +143,9 @@ def elementwise(device: str, index: int) -> list[str]:
 def matmuls(device: str, index: int) -> list[str]:
     dtype = random.choice(FLOATS)
     m, k, n = (random.choice([0, 1, 2, 7, 16, 33, 64, 100, 255, 513, 1024]) for _ in range(3))
-    (a, la), (b, lb) = (laid_out(torch.randn(s, dtype=torch.float64, device=device).to(dtype))
-                        for s in ((m, k), (k, n)))
+    (a, la), (b, lb) = (
+        laid_out(torch.randn(s, dtype=torch.float64, device=device).to(dtype)) for s in ((m, k), (k, n))
+    )
     where = f"#{index} matmul {dtype} ({m}, {k}) {la} @ ({k}, {n}) {lb}"
     return compare(where, matmul, lambda x, y: x @ y, [a, b], dtype, random.random() < 0.5)
 
@@ -159,8 +156,11 @@ def pixels(device: str, index: int) -> list[str]:
     img, how = laid_out(torch.randint(0, 256, (*lead, 3), device=device).to(torch.uint8))
     got = rgb_to_gray(img)
     want = 0.299 * img[..., 0].double() + 0.587 * img[..., 1].double() + 0.114 * img[..., 2].double()
-    if got.shape != want.shape or got.dtype != torch.uint8 or (
-            got.numel() and ((got.double() - want.floor()).abs().max() > 1)):
+    if (
+        got.shape != want.shape
+        or got.dtype != torch.uint8
+        or (got.numel() and ((got.double() - want.floor()).abs().max() > 1))
+    ):
         found.append(f"WRONG #{index} rgb_to_gray {tuple(img.shape)} {how}")
     vol, how = laid_out(torch.randint(0, 65536, lead or [1], device=device).to(torch.uint16))
     max_val = random.choice([65535.0, 1.0, 300.5])
@@ -181,26 +181,22 @@ def bags(device: str, index: int) -> list[str]:
     offsets = torch.sort(torch.randint(0, count + 1, (bag_count,), device=device)).values
     offsets[0] = 0
     where = f"#{index} embedding_bag {dtype} weight ({rows}, {dim}) {how}, {count} indices, {bag_count} bags"
-    return compare(where, lambda w: embedding_bag(w, indices, offsets),
-                   lambda w: F.embedding_bag(indices, w, offsets, mode="sum"), [weight], dtype,
-                   random.random() < 0.5)
+    return compare(
+        where,
+        lambda w: embedding_bag(w, indices, offsets),
+        lambda w: F.embedding_bag(indices, w, offsets, mode="sum"),
+        [weight],
+        dtype,
+        random.random() < 0.5,
+    )
+
+
+def trial(device: str, index: int) -> list[str]:
+    return random.choice([elementwise, elementwise, matmuls, pixels, bags])(device, index)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=300)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    bad = 0
-    for index in range(args.trials):
-        kind = random.choice([elementwise, elementwise, matmuls, pixels, bags])
-        for line in kind(args.device, index):
-            print(line, flush=True)
-            bad += 1
-    print(f"{args.device}: {args.trials} trials, bad {bad}")
+    run(__doc__, 300, trial)
 
 
 if __name__ == "__main__":

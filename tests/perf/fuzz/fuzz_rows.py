@@ -16,16 +16,15 @@ is larger. Prints each mismatch and the count ("bad 0": none).
 
 from __future__ import annotations
 
-import argparse
 import random
 
 import torch
 import torch.nn.functional as F
+from fuzz_common import TOLERANCE, error, run  # beside this file
 from layer_norm import layer_norm
 from rms_norm import rms_norm
 from softmax import softmax
 
-TOLERANCE = {torch.float64: 1e-10, torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 MAX_ELEMENTS = 1 << 25
 
 
@@ -35,8 +34,14 @@ def row_length() -> int:
         return max(1, 2 ** random.randint(0, 17) + random.choice([-1, 0, 0, 1]))
     if kind < 0.6:
         return max(1, 8 * random.randint(1, 4096) + random.choice([-1, 0, 1]))
-    return random.choice([random.randint(1, 64), random.randint(65, 4096), random.randint(4097, 20000),
-                          random.randint(20001, 140000)])
+    return random.choice(
+        [
+            random.randint(1, 64),
+            random.randint(65, 4096),
+            random.randint(4097, 20000),
+            random.randint(20001, 140000),
+        ]
+    )
 
 
 def rows_for(n: int) -> int:
@@ -71,13 +76,6 @@ def call(op: str, x, w, b, eps: float, ours: bool):
     if op == "layer_norm":
         return layer_norm(x, w, b, eps) if ours else F.layer_norm(x, [x.shape[-1]], w, b, eps)
     return softmax(x) if ours else torch.softmax(x, -1)
-
-
-def error(got: torch.Tensor, want: torch.Tensor) -> float:
-    if got.numel() == 0:
-        return 0.0
-    difference = (got.detach().double() - want.detach()).abs() / (1 + want.detach().abs())
-    return float(difference.nan_to_num(float("inf")).max())
 
 
 def trial(device: str, index: int) -> list[str]:
@@ -129,19 +127,7 @@ def trial(device: str, index: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=600)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    bad = 0
-    for index in range(args.trials):
-        for line in trial(args.device, index):
-            print(line, flush=True)
-            bad += 1
-    print(f"{args.device}: {args.trials} trials, bad {bad}")
+    run(__doc__, 600, trial)
 
 
 if __name__ == "__main__":
