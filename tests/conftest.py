@@ -55,6 +55,12 @@ def _no_template_url_override(monkeypatch):
     yield
 
 
+# An op without autograd, of one dtype: for the tests of a build, its toolchain and its cache
+# rather than of the op, in half the compile time of the default op (no autograd file, one
+# dtype's loops and kernels).
+LIGHT_OP = ("--no-backward", "--dtypes", "float32")
+
+
 def render(where: Path, name: str, *options: str) -> Path:
     """`opgen new NAME -o WHERE --defaults OPTIONS...` in this process; the project's path."""
     try:

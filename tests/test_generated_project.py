@@ -21,7 +21,15 @@ from opgen.answers import collect_op
 from opgen.cli import main
 from opgen.spec import SpecError, parse_signature
 
-from .conftest import HAS_NVCC, assert_ruff_passes, failed_tests, pip_install, render, run_project_tests
+from .conftest import (
+    HAS_NVCC,
+    LIGHT_OP,
+    assert_ruff_passes,
+    failed_tests,
+    pip_install,
+    render,
+    run_project_tests,
+)
 
 
 def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:
@@ -114,7 +122,7 @@ def test_a_wrong_saved_mask_fails_the_generated_tests(python, projects):
 
 def test_a_cpu_only_build_says_why_cuda_was_skipped(python, projects, tmp_path):
     project = tmp_path / "my_op"
-    shutil.copytree(render(projects / "cpu_only", "my_op"), project)
+    shutil.copytree(render(projects / "cpu_only", "my_op", *LIGHT_OP), project)
     result = subprocess.run(
         [str(python), "setup.py", "build_ext", "--inplace"], cwd=project,
         capture_output=True, text=True, env={**os.environ, "USE_CUDA": "0"},

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import render
+from .conftest import LIGHT_OP, render
 
 CALL = "import my_op, torch; print(my_op.my_op(torch.ones(3)).tolist(), my_op.WITH_CUDA)"
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    return render(tmp_path, "my_op")
+    return render(tmp_path, "my_op", *LIGHT_OP)
 
 
 def jit_import(project: Path, cache: Path, code: str = CALL, **env: str) -> subprocess.Popen:

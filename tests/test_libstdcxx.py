@@ -16,7 +16,7 @@ from pathlib import Path
 
 from opgen import project_toolchain
 
-from .conftest import pip_install, render, run_project_tests
+from .conftest import LIGHT_OP, pip_install, render, run_project_tests
 
 SHARED = "libstdc++.so.6"
 
@@ -40,7 +40,7 @@ def test_the_wrapper_links_libstdcxx_statically(static_gxx, tmp_path):
 
 
 def test_a_project_built_with_the_wrapper_needs_the_shared_libstdcxx(python, projects, static_gxx):
-    project = render(projects, "static_cxx")
+    project = render(projects, "static_cxx", *LIGHT_OP)
     pip_install(python, project, CXX=str(static_gxx), TORCH_CUDA_ARCH_LIST="9.0")
     assert SHARED in needed(built_library(project, "static_cxx"))
     # The checks that format shapes and dtypes into their messages (what crashed) pass.
@@ -58,7 +58,7 @@ def test_setup_py_refuses_a_library_that_still_links_libstdcxx_statically(python
                         "    */libstdc++.so*) ;;\n    *) set -- \"$@\" \"$arg\" ;;\n  esac\ndone\n"
                         f'exec {static_gxx} "$@"\n')
     stubborn.chmod(0o755)
-    project = render(projects, "stubborn_cxx")
+    project = render(projects, "stubborn_cxx", *LIGHT_OP)
     result = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
          "--no-build-isolation", "-e", str(project)],
@@ -74,7 +74,7 @@ def test_setup_py_refuses_a_library_that_still_links_libstdcxx_statically(python
 
 
 def test_a_jit_build_with_the_wrapper_needs_the_shared_libstdcxx(tmp_path, static_gxx):
-    project = render(tmp_path, "jit_cxx")
+    project = render(tmp_path, "jit_cxx", *LIGHT_OP)
     cache = tmp_path / "cache"
     result = subprocess.run(
         [sys.executable, "-c", "import jit_cxx, torch; print(jit_cxx.jit_cxx(torch.ones(2)).tolist())"],
