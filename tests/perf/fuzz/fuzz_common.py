@@ -1,4 +1,5 @@
-"""What the fuzzers share: the tolerance by dtype, the error measure, and the command line."""
+"""What the fuzzers share: the tolerance by dtype, the error measure, two layouts, and the
+command line."""
 
 from __future__ import annotations
 
@@ -10,6 +11,20 @@ import torch
 
 # Relative to 1 + |value|, as error() measures.
 TOLERANCE = {torch.float64: 1e-10, torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def shifted(t: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """t's values in a view 1-7 elements into a buffer: not 16-byte aligned."""
+    shift = random.randint(1, 7)
+    buffer = torch.empty(t.numel() + shift, dtype=t.dtype, device=t.device)
+    view = buffer[shift:].view(t.shape)
+    view.copy_(t)
+    return view, f"{shift} elements in"
+
+
+def transposed(t: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """t's values laid out transposed in its last two dimensions (not dense along rows)."""
+    return t.transpose(-1, -2).contiguous().transpose(-1, -2), "transposed"
 
 
 def error(got: torch.Tensor, want: torch.Tensor) -> float:

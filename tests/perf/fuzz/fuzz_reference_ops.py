@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from embedding_bag import embedding_bag
 from fused_axpby import fused_axpby
-from fuzz_common import TOLERANCE, error, run  # beside this file
+from fuzz_common import TOLERANCE, error, run, shifted, transposed  # beside this file
 from gelu import gelu
 from matmul import matmul
 from normalize_volume import normalize_volume
@@ -62,18 +62,14 @@ def laid_out(t: torch.Tensor) -> tuple[torch.Tensor, str]:
     if kind < 0.35 or t.numel() == 0:
         return t, "contiguous"
     if kind < 0.6:
-        shift = random.randint(1, 7)
-        buffer = torch.empty(t.numel() + shift, dtype=t.dtype, device=t.device)
-        view = buffer[shift:].view(t.shape)
-        view.copy_(t)
-        return view, f"{shift} in"
+        return shifted(t)
     if kind < 0.8:
         buffer = torch.empty(t.numel() * 2, dtype=t.dtype, device=t.device)
         view = buffer.as_strided(t.shape, [2 * s for s in t.contiguous().stride()])
         view.copy_(t)
         return view, "every other"
     if t.dim() >= 2:
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2), "transposed"
+        return transposed(t)
     return t, "contiguous"
 
 

@@ -20,7 +20,7 @@ import random
 
 import torch
 import torch.nn.functional as F
-from fuzz_common import TOLERANCE, error, run  # beside this file
+from fuzz_common import TOLERANCE, error, run, shifted, transposed  # beside this file
 from layer_norm import layer_norm
 from rms_norm import rms_norm
 from softmax import softmax
@@ -60,13 +60,9 @@ def laid_out(t: torch.Tensor) -> tuple[torch.Tensor, str]:
         wide[..., : t.shape[-1]] = t
         return wide[..., : t.shape[-1]], f"rows padded by {pad}"
     if kind < 0.85:
-        shift = random.randint(1, 7)
-        buffer = torch.empty(t.numel() + shift, dtype=t.dtype, device=t.device)
-        view = buffer[shift:].view(t.shape)
-        view.copy_(t)
-        return view, f"{shift} elements in"
+        return shifted(t)
     if t.dim() >= 2:
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2), "transposed"
+        return transposed(t)
     return t, "contiguous"
 
 
