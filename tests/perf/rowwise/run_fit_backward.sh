@@ -18,10 +18,15 @@ S=tests/perf/rowwise/softmax_backward_parts.py
 for round in ${ROUNDS:-1 2}; do
   echo "== round $round"
   PYTHONPATH=$D:/tmp/site python $S --liger 2>&1 | grep -v "Warn\|warn"
-  LABEL=all_sms RK_RING_ALL_SMS=1 PYTHONPATH=$D python $S 2>&1 | grep -v "Warn\|warn"
-  LABEL=512x4 RK_PLAN=512,4 PYTHONPATH=$D python $S 2>&1 | grep -v "Warn\|warn"
+  for v in ${VARIANTS:-all_sms 512x4}; do
+    case $v in
+      all_sms) LABEL=all_sms RK_RING_ALL_SMS=1 PYTHONPATH=$D python $S 2>&1 | grep -v "Warn\|warn" ;;
+      512x4) LABEL=512x4 RK_PLAN=512,4 PYTHONPATH=$D python $S 2>&1 | grep -v "Warn\|warn" ;;
+      fit) LABEL=fit RK_FIT_BWD=1 PYTHONPATH=$D python $S 2>&1 | grep -v "Warn\|warn" ;;
+    esac
+  done
   LABEL=512x4_fit RK_PLAN=512,4 RK_FIT_BWD=1 PYTHONPATH=$D python $S 2>&1 | grep -v "Warn\|warn"
 done
 echo "== the project's own tests on CUDA, RK_RING_ALL_SMS=1 and RK_PLAN=512,4 RK_FIT_BWD=1"
-(cd $D && RK_RING_ALL_SMS=1 timeout 100 python -m pytest -q -x -k cuda tests 2>&1 | tail -1)
+[ -n "${VARIANTS:-}" ] || (cd $D && RK_RING_ALL_SMS=1 timeout 100 python -m pytest -q -x -k cuda tests 2>&1 | tail -1)
 (cd $D && RK_PLAN=512,4 RK_FIT_BWD=1 timeout 100 python -m pytest -q -x -k cuda tests 2>&1 | tail -1)
