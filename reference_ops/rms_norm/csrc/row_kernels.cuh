@@ -63,8 +63,9 @@
 //   * warp per row     32 threads a row, 4 rows a 128-thread block (short rows)
 //   * block per row    a 128..1024-thread block a row (medium rows); rows that fill a block
 //                      of up to 512 exactly, aligned, of ops with column inputs and no column
-//                      outputs (and float rows of 16384 of softmax-like ops) run
-//                      row_kernel_fit, the same layout without the other cases' checks
+//                      outputs (and float rows of 16384 of softmax-like ops, 2-byte rows of
+//                      16384 of their backwards) run row_kernel_fit, the same layout without
+//                      the other cases' checks
 //   * cluster per row  a row split over the 2..16 blocks of a thread-block cluster; the
 //                      partial reductions meet through distributed shared memory (long
 //                      rows; and few rows of forwards of several stages, below 8192
@@ -91,8 +92,9 @@
 // blocks a multiprocessor in 32 registers (0.90 -> 0.96), on GPUs that hold two.
 // A thread holds at most 4 vectors and 32 elements of each row input (16 elements when
 // the op has column outputs or two row inputs, unless a 2-byte row then needs a cluster
-// and a 512-thread block holds it at 32; and for 2-byte types with at most one column
-// input when a 256-thread block then holds the row); float rows of 8193-16384 columns of
+// and a 512-thread block holds it at 32, or is 16384 columns of two row inputs without
+// column inputs (rk_fit_two_rows); and for 2-byte types with at most one column input when
+// a 256-thread block then holds the row); float rows of 8193-16384 columns of
 // RMSNorm- and LayerNorm-like forwards take 8 vectors a thread in 512-thread blocks instead
 // of the 1024-thread ring, two blocks a multiprocessor (rk_wide_float), and their 512-thread
 // rows of 4097-8192 columns are compiled for two blocks too (rk_min_blocks). Thread t of a row
@@ -1132,16 +1134,31 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 }
 
 // ---- rows that fill their block: the common case, without the others' checks --------
-//
+
+// Whether spec F runs 2-byte rows of exactly 16384 columns (512 threads x 4 vectors) as
+// row_kernel_fit, two blocks a multiprocessor, rather than 1024 threads x 2 vectors through the
+// prefetch ring: two row inputs, no column inputs or outputs, at least one stage of reductions
+// (softmax-like backwards, which read y and grad). Measured on an H200, softmax's bfloat16
+// backward at 4096 x 16384: 103.1-103.6 -> 99.4-99.5 us (Liger-Kernel's 100.1-100.3 in the same
+// run), forward + backward 171.5-171.9 -> 167.3-167.4 (170.5-170.8); at 4096 columns the same
+// kernel (256 x 2) moved nothing, so those rows keep their plan
+// (tests/perf/rowwise/fit_backward_zero_smem_h200.txt).
+template <class F, class T>
+RK_HD constexpr bool rk_fit_two_rows() {
+  return sizeof(T) == 2 && F::kRowIn == 2 && F::kColIn == 0 && F::kColGrad == 0 && F::kStages >= 1;
+}
+
 // A block a row, each row exactly the block's columns (N = BLOCK * VPT * VEC: 4096 bf16
 // columns in 256 x 2, 16384 in 512 x 4), every row of every tensor on 16 bytes, a covering
 // grid, column inputs and no column outputs (RMSNorm- and LayerNorm-like forwards), or float
 // rows of 16384 in 1024 x 4 with one row input and no column inputs (softmax-like forwards:
-// see rk_fit_kernel). row_body handles every other case too (rows read element by element, rows
-// the group overshoots, shifted rows, clusters, the ring, column outputs), and the code for
-// them cost these rows: measured on an H200, the same layout without it ran LayerNorm's bf16
-// forward at 0.83 -> 0.90-0.92 of a copy's bandwidth at 4096 x 4096 and 0.84 -> 0.90 at
-// 4096 x 16384, RMSNorm's at 0.91-0.93 -> 0.94-0.97 (tests/perf/rowwise/fit_h200.txt).
+// see rk_fit_kernel), or 2-byte rows of 16384 in 512 x 4 with two row inputs and no column
+// inputs (softmax-like backwards: rk_fit_two_rows). row_body handles every other case too
+// (rows read element by element, rows the group overshoots, shifted rows, clusters, the ring,
+// column outputs), and the code for them cost these rows: measured on an H200, the same layout
+// without it ran LayerNorm's bf16 forward at 0.83 -> 0.90-0.92 of a copy's bandwidth at
+// 4096 x 4096 and 0.84 -> 0.90 at 4096 x 16384, RMSNorm's at 0.91-0.93 -> 0.94-0.97
+// (tests/perf/rowwise/fit_h200.txt).
 // Compiled for at most 64 registers (a thread of 512 otherwise took up to 90, one block a
 // multiprocessor), and 1024-thread blocks for two a multiprocessor where the GPU holds two
 // (at most 32 registers: the float softmax kernel fits them without spilling, where the
@@ -1163,6 +1180,22 @@ __global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 1 + RK_TWO_1024_BLOCKS 
   __shared__ A red_smem[2][F::kRed > 0 ? F::kRed : 1][kWarps];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   int parity = 0;
+  // The output pass's opaque zero. ptxas sees through opaque_zero() (an inline `mov 0`) and
+  // keeps the first pass's unpacked elements for the output pass: for two 2-byte rows of 32
+  // elements a thread, 86 registers, or 64 and 44 bytes spilled under this kernel's bound. A
+  // zero read from shared memory after the reductions' barriers it cannot see through: 54
+  // registers, no spills (CUDA 13.0, sm_90). Only for rk_fit_two_rows: the other specs'
+  // kernels were measured with opaque_zero() and keep it.
+  __shared__ uint32_t zero_smem;
+  if constexpr (rk_fit_two_rows<F, T>()) {
+    if (t == 0) zero_smem = 0;
+  }
+  auto output_zero = [&]() -> uint32_t {
+    if constexpr (rk_fit_two_rows<F, T>())
+      return *static_cast<volatile uint32_t*>(&zero_smem);
+    else
+      return opaque_zero();
+  };
   // One row a block: launch_rows runs this kernel on covering grids only (a loop over rows
   // cost LayerNorm's bf16 forward at 4096 x 16384 0.90 -> 0.92-0.93 of a copy on an H200,
   // tests/perf/rowwise/fit_spec_variants_h200.txt).
@@ -1230,7 +1263,7 @@ __global__ void __launch_bounds__(BLOCK, BLOCK == 1024 ? 1 + RK_TWO_1024_BLOCKS 
 #pragma unroll
   for (int k = 0; k < F::kRowOut; ++k) {
     O* op = p.out[k] + row * p.out_stride[k];
-    const uint32_t z = opaque_zero();
+    const uint32_t z = output_zero();
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       uint4 cv[KC];
@@ -1850,10 +1883,11 @@ constexpr bool rk_fit_1024() {
 // row_kernel_fit for a plan whose rows exactly fill a block layout (tpr threads, vpt vectors
 // a thread, one row a block); nullptr for any other plan, for a layout it is not compiled
 // for, for specs with column outputs, and for specs without column inputs except at
-// rk_fit_1024's layout.
+// rk_fit_1024's and rk_fit_two_rows' layouts.
 template <class F, class T>
 inline void* rk_fit_kernel(const Plan& pl) {
-  if constexpr (F::kColGrad > 0 || (F::kColIn == 0 && !rk_fit_1024<F, T>())) {
+  if constexpr (F::kColGrad > 0 ||
+                (F::kColIn == 0 && !rk_fit_1024<F, T>() && !rk_fit_two_rows<F, T>())) {
     return nullptr;
   } else {
     if (pl.strategy != Strategy::Block || pl.tpr != pl.block ||
@@ -1863,7 +1897,9 @@ inline void* rk_fit_kernel(const Plan& pl) {
   do {                                                                                    \
     if (pl.tpr == TPR_ && pl.vpt == VPT_) return (void*)row_kernel_fit<F, T, VPT_, TPR_>; \
   } while (0)
-    if constexpr (F::kColIn == 0) {
+    if constexpr (rk_fit_two_rows<F, T>()) {
+      RK_FIT(512, 4);
+    } else if constexpr (F::kColIn == 0) {
       RK_FIT(1024, 4);
     } else {
       RK_FIT(128, 2);
@@ -1976,7 +2012,8 @@ inline bool rk_allow_dynamic_smem(void* k, size_t bytes, int device) {
 // Chooses the strategy for (rows, N) on `device` (which must be the current device):
 //  - a thread holds at most 32 elements of each row input (16 when column outputs keep
 //    accumulators in registers or the op reads two row inputs, unless that needs a
-//    cluster for 2-byte types: below), at most 4 vectors;
+//    cluster for 2-byte types, or rk_fit_two_rows' kernel holds the row: below), at most 4
+//    vectors;
 //  - the smallest row group that holds the row;
 //  - a cluster (sm_90+ only) when the row needs more than a 1024-thread block, or when so
 //    few rows would leave most multiprocessors idle (rows * 2 <= SMs and long rows);
@@ -2065,6 +2102,15 @@ inline Plan plan_rows(int64_t rows, int64_t N, int device) {
       pl.strategy = Strategy::Block;
       pl.tpr = 512;
       pl.vpt = 8;
+      pl.block = 512;
+      chosen = true;
+    }
+    // rk_fit_two_rows' rows: 512 x 4 (32 elements a thread), run by row_kernel_fit when the
+    // launch is aligned.
+    if (!chosen && rk_fit_two_rows<F, T>() && N == 512 * 4 * VEC) {
+      pl.strategy = Strategy::Block;
+      pl.tpr = 512;
+      pl.vpt = 4;
       pl.block = 512;
       chosen = true;
     }

@@ -26,6 +26,11 @@ from bench_rowwise import bench, graphed  # noqa: E402
 
 SHAPES = [(4096, 16384), (4096, 4096), (32768, 4096)]
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
+# PARTS_SHAPES="4096x16384,4096x4096" and PARTS_DTYPES="bf16" narrow a run.
+if os.environ.get("PARTS_SHAPES"):
+    SHAPES = [tuple(int(v) for v in s.split("x")) for s in os.environ["PARTS_SHAPES"].split(",")]
+if os.environ.get("PARTS_DTYPES"):
+    DTYPES = {d: DTYPES[d] for d in os.environ["PARTS_DTYPES"].split(",")}
 
 
 def ours():
