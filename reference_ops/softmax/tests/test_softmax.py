@@ -367,6 +367,28 @@ def test_gradient_row_lengths_around_the_kernels_sizes(device, dtype):
         assert_gradients_match(inputs, grad_out, actual)
 
 
+@needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gradients_of_rows_that_fill_a_kernels_block(dtype):
+    # Many rows of exactly a CUDA block's columns: the backward of 2-byte rows of 16384 that
+    # reads two rows and no per-column tensors (softmax's) takes a kernel of its own when every
+    # row starts on 16 bytes, and the general one with the same plan when they do not (rows of
+    # a wider tensor, one element in). More rows than half of any GPU's multiprocessors: fewer
+    # are split over several blocks each.
+    for rows, n in ((160, 4096), (160, 16384)):
+        aligned = make_inputs((rows, n), dtype, "cuda", requires_grad=True)
+        wide = make_inputs((rows, n + 1), dtype, "cuda")
+        shifted = {
+            k: wide[k][:, 1:].detach().requires_grad_(k in GRAD_ARGS) if k in ROW_ARGS else v
+            for k, v in aligned.items()
+        }
+        for inputs in (aligned, shifted):
+            outs = outputs_of(op(**inputs, **SCALARS))
+            grad_out = random_gradients(outs)
+            actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
+            assert_gradients_match(inputs, grad_out, actual)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", LONG_ROWS, ids=str)
 def test_gradients_of_long_rows(device, shape):
