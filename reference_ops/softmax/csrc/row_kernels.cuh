@@ -425,11 +425,13 @@ RK_DEV A red_combine(Red op, A a, A b) {
   return op == Red::Sum ? a + b : (op == Red::Max ? rk_max(a, b) : rk_min(a, b));
 }
 
-// A zero the compiler cannot see through. Each pass over the registers XORs the packed
-// 16-bit words with a fresh one, so the compiler re-extracts the values in every pass
-// instead of keeping all of them alive (twice the registers) from the first pass on; the
-// per-column pointers get one added, so their loads stay inside the pass (from L1)
-// instead of being hoisted out of the row loop into registers.
+// A zero the CUDA front end cannot see through. Each pass over the registers XORs the packed
+// 16-bit words with a fresh one, so that the values are extracted again in every pass instead
+// of all being kept alive (twice the registers) from the first pass on; the per-column
+// pointers get one added, so that their loads stay inside the pass (from L1) instead of being
+// hoisted out of the row loop into registers. ptxas, though, folds the `mov` and may keep
+// the values after all: it did for two 2-byte rows of 32 elements a thread (row_kernel_fit's
+// output_zero, which reads its zero from shared memory instead).
 RK_DEV uint32_t opaque_zero() {
   uint32_t z;
   asm volatile("mov.u32 %0, 0;" : "=r"(z));
