@@ -72,6 +72,17 @@ def make_inputs(shape, dtype, device, requires_grad=False) -> dict[str, Tensor]:
     return inputs
 
 
+def one_element_in(inputs: dict[str, Tensor]) -> dict[str, Tensor]:
+    """`inputs` with random row tensors of the same shape that start one element into the rows
+    of a wider tensor (off 16 bytes), each requiring a gradient where the one it replaces does."""
+    shifted = dict(inputs)
+    for name in ROW_ARGS:
+        t = inputs[name]
+        wide = make_inputs((*t.shape[:-1], t.shape[-1] + 1), t.dtype, t.device)[name]
+        shifted[name] = wide[..., 1:].requires_grad_(t.requires_grad)
+    return shifted
+
+
 def outputs_of(result) -> tuple[Tensor, ...]:
     """The op's result, or the reference's, as a tuple of its one output."""
     return (result,)
@@ -153,8 +164,7 @@ def test_rows_that_fill_a_kernels_block(device, dtype):
     for rows, n in ((64, 2048), (64, 4096), (160, 16384)):
         inputs = make_inputs((rows, n), dtype, device)
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
-        wide = make_inputs((rows, n + 1), dtype, device)
-        inputs = {k: wide[k][:, 1:] if k in ROW_ARGS else v for k, v in inputs.items()}
+        inputs = one_element_in(inputs)
         assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
@@ -383,15 +393,20 @@ def assert_gradients_match(inputs: dict[str, Tensor], grad_out: tuple[Tensor, ..
         )
 
 
+def assert_op_gradients_match(inputs: dict[str, Tensor]) -> None:
+    """The op's gradients for a random incoming gradient match float64's."""
+    outs = outputs_of(op(**inputs, **SCALARS))
+    grad_out = random_gradients(outs)
+    actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
+    assert_gradients_match(inputs, grad_out, actual)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 257), (2, 2, 64), (1000, 8), (3, 4099)], ids=str)
 def test_gradients_match_float64_reference(device, dtype, shape):
     inputs = make_inputs(shape, dtype, device, requires_grad=True)
-    outs = outputs_of(op(**inputs, **SCALARS))
-    grad_out = random_gradients(outs)
-    actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
-    assert_gradients_match(inputs, grad_out, actual)
+    assert_op_gradients_match(inputs)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -401,11 +416,7 @@ def test_gradient_row_lengths_around_the_kernels_sizes(device, dtype):
     # column sums in registers), so their warp, block and cluster sizes change at other
     # lengths: 16384 2-byte columns take one 512-thread block, 40000 a cluster.
     for n in [33, 1025, 4099, 8191, 16384, 40000]:
-        inputs = make_inputs((3, n), dtype, device, requires_grad=True)
-        outs = outputs_of(op(**inputs, **SCALARS))
-        grad_out = random_gradients(outs)
-        actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
-        assert_gradients_match(inputs, grad_out, actual)
+        assert_op_gradients_match(make_inputs((3, n), dtype, device, requires_grad=True))
 
 
 @needs_cuda
@@ -418,26 +429,15 @@ def test_gradients_of_rows_that_fill_a_kernels_block(dtype):
     # are split over several blocks each.
     for rows, n in ((160, 4096), (160, 16384)):
         aligned = make_inputs((rows, n), dtype, "cuda", requires_grad=True)
-        wide = make_inputs((rows, n + 1), dtype, "cuda")
-        shifted = {
-            k: wide[k][:, 1:].detach().requires_grad_(k in GRAD_ARGS) if k in ROW_ARGS else v
-            for k, v in aligned.items()
-        }
-        for inputs in (aligned, shifted):
-            outs = outputs_of(op(**inputs, **SCALARS))
-            grad_out = random_gradients(outs)
-            actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
-            assert_gradients_match(inputs, grad_out, actual)
+        assert_op_gradients_match(aligned)
+        assert_op_gradients_match(one_element_in(aligned))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", LONG_ROWS, ids=str)
 def test_gradients_of_long_rows(device, shape):
     inputs = make_inputs(shape, DTYPES[0], device, requires_grad=True)
-    outs = outputs_of(op(**inputs, **SCALARS))
-    grad_out = random_gradients(outs)
-    actual = torch.autograd.grad(outs, [inputs[name] for name in GRAD_ARGS], grad_out)
-    assert_gradients_match(inputs, grad_out, actual)
+    assert_op_gradients_match(inputs)
 
 
 @pytest.mark.parametrize("device", DEVICES)
