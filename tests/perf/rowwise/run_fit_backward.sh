@@ -10,10 +10,7 @@ python -c "import torch; print('torch', torch.__version__)"
 python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 D=tests/perf/rowwise/build/fitbwd/softmax
 (cd $D && MAX_JOBS=8 python setup.py build_ext --inplace > "$OUT/build_fitbwd.log" 2>&1; echo "build $?")
-cuobjdump --dump-resource-usage $D/softmax/_C*.so | grep -A1 "Function" | paste - - | grep "BackwardSpec" \
-  | sed 's/.*Function \([^ :]*\).*REG:\([0-9]*\) STACK:\([0-9]*\).*/\2 \3 \1/' \
-  | while read -r r s f; do echo "REG $r STACK $s $(echo "$f" | c++filt | sed 's/(anonymous namespace):://g' | cut -c1-100)"; done \
-  | grep "fit" | sort -u
+bash tests/perf/rowwise/kernel_resources.sh $D/softmax/_C*.so | grep "row_kernel_fit<softmax::BackwardSpec"
 S=tests/perf/rowwise/softmax_backward_parts.py
 for round in ${ROUNDS:-1 2}; do
   echo "== round $round"

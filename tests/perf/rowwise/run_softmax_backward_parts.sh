@@ -11,10 +11,7 @@ python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgr
 D=tests/perf/rowwise/build/planx_b256/softmax
 (cd $D && MAX_JOBS=8 python setup.py build_ext --inplace > "$OUT/build_softmax.log" 2>&1; echo "build $?")
 # registers and stack of the bf16 backward kernels, by layout
-cuobjdump --dump-resource-usage $D/softmax/_C*.so | grep -A1 "Function" | paste - - | grep BackwardSpec \
-  | sed 's/.*Function \([^ :]*\).*REG:\([0-9]*\) STACK:\([0-9]*\).*/\2 \3 \1/' \
-  | while read -r r s f; do echo "REG $r STACK $s $(echo "$f" | c++filt | sed 's/(anonymous namespace):://g' | cut -c1-120)"; done \
-  | grep "bfloat16, \(256, 8\|512, 4\|1024, 2\)" | sort -u
+bash tests/perf/rowwise/kernel_resources.sh $D/softmax/_C*.so | grep "BackwardSpec.*bfloat16, \(256, 8\|512, 4\|1024, 2\)"
 S=tests/perf/rowwise/softmax_backward_parts.py
 for round in ${ROUNDS:-1 2}; do
   echo "== round $round"
