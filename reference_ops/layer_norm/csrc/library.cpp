@@ -2,13 +2,17 @@
 //
 // One TORCH_LIBRARY block per library: it declares every op of torch.ops.layer_norm;
 // each op's own file (csrc/<op>.cpp) registers its CPU and CUDA kernels for it.
+// The schemas give no defaults: each op's Python API has them and passes every argument,
+// so a graph torch.compile traces holds their values. Inductor's on-disk cache keys a graph
+// by its text, not by the op's schema, and leaves out of it a value equal to the schema's
+// default: a rebuilt op with another default would then run code compiled for the old one.
 #include <torch/library.h>
 
 TORCH_LIBRARY(layer_norm, m) {
-  m.def("layer_norm(Tensor x, Tensor weight, Tensor bias, float eps=1e-05) -> Tensor");
+  m.def("layer_norm(Tensor x, Tensor weight, Tensor bias, float eps) -> Tensor");
   m.def(
-      "layer_norm_forward_saving_reductions(Tensor x, Tensor weight, Tensor bias, float eps=1e-05) "
-      "-> (Tensor, Tensor)");
+      "layer_norm_forward_saving_reductions(Tensor x, Tensor weight, Tensor bias, float eps) -> "
+      "(Tensor, Tensor)");
   m.def(
       "layer_norm_backward(Tensor grad, Tensor x, Tensor weight, Tensor bias, Tensor reductions, "
       "float eps) -> (Tensor, Tensor, Tensor)");
