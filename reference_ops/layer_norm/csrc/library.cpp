@@ -2,6 +2,7 @@
 //
 // One TORCH_LIBRARY block per library: it declares every op of torch.ops.layer_norm;
 // each op's own file (csrc/<op>.cpp) registers its CPU and CUDA kernels for it.
+//
 // The schemas give no defaults: each op's Python API has them and passes every argument,
 // so a graph torch.compile traces holds their values. Inductor's on-disk cache keys a graph
 // by its text, not by the op's schema, and leaves out of it a value equal to the schema's
