@@ -10,9 +10,12 @@ first's results under torch.compile (pytorch/pytorch#187319).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from .conftest import LIGHT_OP, render
 
@@ -48,3 +51,19 @@ def test_a_default_changed_between_builds_is_not_taken_from_the_cache(tmp_path):
     # Each called with its own default's value: the call a graph leaves the default out of.
     assert compiled_call(first, 2.0, inductor_cache) == "[0.0, 2.0, 4.0, 6.0] [0.0, 2.0, 4.0, 6.0]"
     assert compiled_call(second, 0.5, inductor_cache) == "[0.0, 0.5, 1.0, 1.5] [0.0, 0.5, 1.0, 1.5]"
+
+
+@pytest.mark.parametrize("options", [
+    ("--kind", "rowwise", "--preset", "layernorm"),
+    ("--kind", "custom", "--signature", "x: Tensor, n: int = 2, flip: bool = True, w: float = 0.5",
+     "--returns", "y: like x", "--gradients", "x"),
+    ("--abi", "stable", "--signature", "x: Tensor, alpha: float = 2.0, n: int = 3"),
+], ids=["rowwise", "custom", "stable"])
+def test_no_kind_gives_a_schema_default(tmp_path, options):
+    # The kinds the build above does not cover: their schemas hold no default either (a
+    # schema's default is what the graph leaves out), while their Python APIs keep them.
+    project = render(tmp_path, "defaulted", *options)
+    schemas = re.findall(r'"([^"]*)"', (project / "csrc" / "library.cpp").read_text())
+    assert schemas and not [s for s in schemas if "=" in s], schemas
+    api = (project / "defaulted" / "defaulted.py").read_text()
+    assert re.search(r"def defaulted\([^)]*= ", api), "the API lost its defaults"
