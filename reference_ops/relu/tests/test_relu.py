@@ -174,6 +174,56 @@ def test_matches_float64_reference(device, dtype, shape):
     assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
+# The ranges of INPUT_RANGES that have no bound above: scaled, their values stay in them.
+UNBOUNDED_RANGES = ("normal", "positive", "above 1")
+
+
+def where_pytorch_is_finite(t: Tensor, in_float: Tensor) -> Tensor:
+    """t, zero where in_float (the reference as PyTorch computes it in float32) is not finite."""
+    return torch.where(in_float.isfinite(), t, torch.zeros_like(t))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("scale", [1e2, 1e4], ids=["x100", "x10000"])
+def test_large_inputs_match_float64_reference(device, dtype, scale):
+    # Inputs far from 1, as logits of 100 or activations of 10^4, in the dtypes computed in
+    # float32: a formula that overflows where its reference does not (log1p(exp(x)) against
+    # softplus: inf past 88) is wrong there. Where PyTorch's own float32 computation of the
+    # reference is not finite either, any value passes. (An op defined on a bounded range,
+    # acos, gets its normal inputs again.)
+    scale = scale if INPUT_RANGE in UNBOUNDED_RANGES else 1.0
+    limit = torch.finfo(dtype).max / 4
+    inputs = {
+        name: (t.double() * scale).clamp(-limit, limit).to(dtype)
+        for name, t in make_inputs((4, 257), dtype, device).items()
+    }
+    out = op(**inputs, **SCALARS)
+    # The reference as PyTorch computes it in float32, stored as out is.
+    in_float = reference_in(torch.float32, inputs).to(out.dtype).double()
+    assert_close_to_reference(
+        where_pytorch_is_finite(out.double(), in_float),
+        lambda: where_pytorch_is_finite(float64_reference(inputs), in_float),
+        torch.float64 if out.dtype == torch.float64 else torch.float32,
+        **TOLERANCES[out.dtype],
+        in_float=lambda: where_pytorch_is_finite(in_float, in_float),
+    )
+    leaves = {name: t.detach().requires_grad_(name in GRAD_ARGS) for name, t in inputs.items()}
+    grad_out = torch.randn_like(out)
+    actual = torch.autograd.grad(
+        op(**leaves, **SCALARS), [leaves[name] for name in GRAD_ARGS], grad_out
+    )
+    expected = reference_gradients(torch.float64, leaves, grad_out)
+    in_float = reference_gradients(torch.float32, leaves, grad_out)
+    for name, a, e, f in zip(GRAD_ARGS, actual, expected, in_float):
+        f = f.to(a.dtype).double()
+        finite = f.isfinite() & e.isfinite()
+        tolerance = allowing_float_error(TOLERANCES[a.dtype], e[finite], f[finite])
+        torch.testing.assert_close(
+            a.double()[finite], e[finite], **tolerance, msg=lambda m, name=name: f"{name}: {m}"
+        )
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sizes_around_the_vector_width(device, dtype):
