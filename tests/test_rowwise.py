@@ -333,6 +333,10 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          *add_rmsnorm_answers(gradients="x: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps); "
                                         "residual: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps) "
                                         "+ grad_h; weight: grad_y * h * rsqrt(ms + eps)")],
+        # A softmax without the row's max: right on normal rows, NaN (inf / inf) on logits of 100.
+        ["add", "naive_softmax", "-p", str(project), "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor", "--reductions", "z = sum(exp(x))", "--forward", "exp(x) / z",
+         "--reference", "torch.softmax(x, -1)", "--no-backward", "--dtypes", "float32"],
     ):
         try:
             main(command)
@@ -366,6 +370,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(from_output.stdout)
     assert "test_matches_float64_reference" not in failed_tests(from_output.stdout)
+    naive = run_project_tests(python, project, "-k", "not compile", "tests/test_naive_softmax.py")
+    assert failed_tests(naive.stdout) == {"test_large_rows_match_float64_reference"}, naive.stdout[-3000:]
     quant = run_project_tests(python, project, "-k", "not compile", "tests/test_absmax_quant.py")
     assert quant.returncode == 0, quant.stdout[-3000:]
     assert subprocess.run([str(python), "-c", "import torch\nfrom rows import absmax_quant\n"

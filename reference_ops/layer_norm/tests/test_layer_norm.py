@@ -141,6 +141,40 @@ def test_matches_float64_reference(device, dtype, shape):
     assert_matches_reference(inputs, op(**inputs, **SCALARS))
 
 
+def large_rows(shape, dtype, device, scale: float) -> dict[str, Tensor]:
+    """make_inputs with the rows' values `scale` times larger (per-column tensors as they are)."""
+    inputs = make_inputs(shape, dtype, device)
+    limit = torch.finfo(dtype).max / 4
+    for name in ROW_ARGS:
+        inputs[name] = (inputs[name].double() * scale).clamp(-limit, limit).to(dtype)
+    return inputs
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("scale", [1e2, 1e4], ids=["x100", "x10000"])
+def test_large_rows_match_float64_reference(device, dtype, scale):
+    # Rows far from 1, as logits of 100 or activations of 10^4, in the dtypes computed in
+    # float32: a formula that overflows where its reference does not (softmax written
+    # exp(x) / sum(exp(x)): NaN at logits of 100) is wrong there. Where PyTorch's own float32
+    # computation of the reference is not finite either, any value passes.
+    inputs = large_rows((3, 257), dtype, device, scale)
+    outs = outputs_of(op(**inputs, **SCALARS))
+    in_float = outputs_of(
+        reference_module.reference(**{k: v.float() for k, v in inputs.items()}, **SCALARS)
+    )
+    for k, out in enumerate(outs):
+        finite = in_float[k].to(out.dtype).isfinite()
+        expected = float64_reference(inputs)[k].where(finite, 0.0)
+        assert_close_to_reference(
+            out.double().where(finite, 0.0),
+            lambda k=k, finite=finite: float64_reference(inputs)[k].where(finite, 0.0),
+            torch.float32,
+            rtol=TOLERANCES[dtype]["rtol"],
+            atol=ROW_TOLERANCES[dtype] * largest_finite(expected),
+        )
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_row_lengths_around_the_kernels_sizes(device, dtype):
