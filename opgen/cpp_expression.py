@@ -667,6 +667,18 @@ def _calls(cpp: str) -> list[str]:
     return found
 
 
+def is_one_costly_call(cpp: str) -> bool:
+    """Whether the C++ of a formula is, as a whole, one call of a COSTLY_FUNCTION
+    (`exp(x - m)`, not `exp(x) + 1` nor `x - m`)."""
+    return _calls(cpp)[:1] == [cpp]
+
+
+def with_call_named(cpp: str, call: str, name: str) -> str:
+    """`cpp` with each call `call` (the text of a whole call, as `_calls` finds them) read
+    from the variable `name` instead."""
+    return re.sub(r"(?<![\w.])" + re.escape(call), name, cpp)
+
+
 def shared_calls(cpp: str, taken: set[str] | dict[str, str]) -> dict:
     """`cpp` as a function body whose costly calls made more than once with the same
     arguments are made once, into locals: {"locals": [[name, C++], ...], "value": C++}.
@@ -692,7 +704,7 @@ def shared_calls(cpp: str, taken: set[str] | dict[str, str]) -> dict:
         function = text[:text.index("(")]
         used = {name for name, _ in body_locals} | set(taken)
         name = next(f"{function}_{k}" for k in range(len(used) + 1) if f"{function}_{k}" not in used)
-        value = re.sub(r"(?<![\w.])" + re.escape(text), name, value)
+        value = with_call_named(value, text, name)
         body_locals.append([name, text])
 
 

@@ -101,6 +101,31 @@ def test_a_backward_that_reads_only_the_output_saves_the_output(answers, from_ou
     assert record["backward_from_output"] is from_output
 
 
+def test_the_cpu_vector_loops_keep_a_reductions_terms_that_an_output_computes_again():
+    # Softmax's output computes exp(x - m) again, z's term: the CPU's vector loops keep the
+    # terms from z's pass (an exp is most of the CPU's time) and the output reads them back.
+    record = collect_op("op", {"kind": "rowwise", "preset": "softmax"})
+    assert record["kept_term"] == {"reduction": "z", "parameter": "z_term", "bodies": {
+        "forward": {"locals": [], "value": "z_term * (divide(acc_t(1), z))"}}}
+    # A temperature, the term read twice (computed once), and a parameter name that an
+    # argument already has.
+    record = collect_op("op", {"kind": "rowwise", "signature": "x: Tensor, z_term: float = 2.0",
+                               "reductions": "m = max(x); z = sum(exp((x - m) / z_term))",
+                               "forward": "exp((x - m) / z_term) / z + exp((x - m) / z_term)",
+                               "reference": "torch.softmax(x / z_term, -1)", "backward": False})
+    assert record["kept_term"]["parameter"] == "z_term_1"
+    assert record["kept_term"]["bodies"]["forward"]["value"] == "divide(z_term_1, z) + z_term_1"
+    # Of several outputs, those that compute the term; none where no output computes one
+    # (log-softmax's exp is the sum's alone), nor where the term is no costly call.
+    record = collect_op("op", {"kind": "rowwise", "signature": "x: Tensor", "reductions": "m = max(x); "
+                               "z = sum(exp(x - m))", "forward": "p: exp(x - m) / z; s: x - m",
+                               "reference": "(torch.softmax(x, -1), x - x.amax(-1, keepdim=True))",
+                               "backward": False})
+    assert list(record["kept_term"]["bodies"]) == ["forward_p"]
+    assert "kept_term" not in collect_op("op", {"kind": "rowwise", "preset": "log_softmax"})
+    assert "kept_term" not in collect_op("op", {"kind": "rowwise", **L2, "forward": "x * x / ss"})
+
+
 @pytest.mark.parametrize(("change", "says"), [
     ({"reductions": "ss = total(x * x)"}, "needs the form 'name = op(expression)' with op one of sum"),
     ({"reductions": "ss = sum(x) + sum(x)"}, "needs the form 'name = op(expression)'"),
@@ -333,6 +358,13 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
          *add_rmsnorm_answers(gradients="x: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps); "
                                         "residual: (grad_y * weight - h * (gh / (ms + eps))) * rsqrt(ms + eps) "
                                         "+ grad_h; weight: grad_y * h * rsqrt(ms + eps)")],
+        # Right: a softmax and the shifted logits; the vector loops keep the exps of z's pass
+        # for the first (kept_term) and not for the second, which reads none.
+        ["add", "softmax_shift", "-p", str(project), "--defaults", "--kind", "rowwise",
+         "--signature", "x: Tensor", "--reductions", "m = max(x); z = sum(exp(x - m))",
+         "--forward", "p: exp(x - m) / z; s: x - m",
+         "--reference", "(torch.softmax(x, -1), x - x.amax(-1, keepdim=True))", "--no-backward",
+         "--dtypes", "float32"],
         # A softmax without the row's max: right on normal rows, NaN (inf / inf) on logits of 100.
         ["add", "naive_softmax", "-p", str(project), "--defaults", "--kind", "rowwise",
          "--signature", "x: Tensor", "--reductions", "z = sum(exp(x))", "--forward", "exp(x) / z",
@@ -402,6 +434,10 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     assert {"test_gradients_match_float64_reference", "test_gradients_of_long_rows",
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(saved.stdout)
     assert "test_matches_float64_reference" not in failed_tests(saved.stdout)
+    shift = run_project_tests(python, project, "-k", "not compile", "tests/test_softmax_shift.py")
+    assert shift.returncode == 0, shift.stdout[-3000:]
+    loops = (project / "csrc" / "softmax_shift_cpu_loops.h").read_text()
+    assert "forward_p_given_term<L>(z_term" in loops and "forward_s<L>(" in loops
     min_max = run_project_tests(python, project, "-k", "not compile", "tests/test_min_max.py")
     assert min_max.returncode == 0, min_max.stdout[-3000:]
     fused = run_project_tests(python, project, "-k", "not compile", "tests/test_add_norm.py")
@@ -421,8 +457,9 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     # The forwards and backwards run on the CPU's vectors (the AVX2 loops, as
     # ATEN_CPU_CAPABILITY=avx2 picks them: SLEEF's exp, as eager's softmax calls it), and they
     # give what the scalar loops give (ATEN_CPU_CAPABILITY=default turns the vectors down):
-    # sums, maxima, several outputs, per-row ones, int8 ones, tails of rows; gradients of rows
-    # and of columns, from the rows and saved reductions, from the output, from saved outputs.
+    # sums, maxima, terms kept for an output, several outputs, per-row ones, int8 ones, tails
+    # of rows; gradients of rows and of columns, from the rows and saved reductions, from the
+    # output, from saved outputs.
     [library] = (project / "rows").glob("_C*.so")
     assert b"Sleef_expf8_u10" in library.read_bytes()
     for op in ("wrong_saved", "wrong_from_output", "add_norm"):
@@ -436,7 +473,8 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
     for capability in ("avx2", "default"):
         script = ("import sys, torch, rows\n"
                   "x, r, w, g = torch.load('inputs.pt')\n"
-                  "outs = [rows.wrong_from_output(x), *rows.absmax_quant(x), *rows.wrong_per_row(x),"
+                  "outs = [rows.wrong_from_output(x), *rows.softmax_shift(x), *rows.absmax_quant(x),"
+                  " *rows.wrong_per_row(x),"
                   " rows.min_max(x), *rows.add_norm(x, r, w), rows.wrong_saved(x, w),"
                   " rows.wrong_forward(x)]\n"
                   "x, r, w = (t.requires_grad_() for t in (x, r, w))\n"

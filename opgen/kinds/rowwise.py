@@ -25,6 +25,7 @@ import keyword
 import re
 from typing import Any
 
+from .. import cpp_expression
 from ..naming import CPP_KEYWORDS
 from ..spec import (
     FLOAT_DTYPES,
@@ -212,6 +213,32 @@ def parse_outputs(text: str, names: set[str], tensors: set[str]) -> list[dict[st
     return outputs
 
 
+def kept_term(reductions: list[dict[str, Any]], forwards: dict[str, str],
+              taken: set[str]) -> dict[str, Any] | None:
+    """The reduction whose term the outputs compute again, for the CPU's vector loops to keep
+    from its pass over the row instead: softmax's z = sum(exp(x - m)) and its output
+    exp(x - m) * (1 / z), whose exp is most of the CPU's time (eager keeps it too).
+
+    `forwards` maps the function of each output over the rows (forward, or forward_<name>)
+    to its C++. The term is the last reduction's that is one costly call as a whole and that
+    some output makes; the record names the parameter that carries it (not one of `taken`)
+    and gives the body of each such output with the parameter in place of the call. None
+    where no output computes a reduction's term again.
+    """
+    for reduction in reversed(reductions):
+        term = reduction["cpp"]
+        if not cpp_expression.is_one_costly_call(term):
+            continue
+        parameter = next(name for k in range(len(taken) + 1)
+                         if (name := f"{reduction['name']}_term" + (f"_{k}" if k else "")) not in taken)
+        bodies = {function: cpp_expression.shared_calls(given, taken | {parameter})
+                  for function, cpp in forwards.items()
+                  if (given := cpp_expression.with_call_named(cpp, term, parameter)) != cpp}
+        if bodies:
+            return {"reduction": reduction["name"], "parameter": parameter, "bodies": bodies}
+    return None
+
+
 def check_no_per_row_outputs(option: str, text: str, per_row: set[str]) -> None:
     """The backward's formulas may not read a per-row output nor its gradient: it has none
     (not differentiable), and its value is a formula of the reductions they can read. (A
@@ -311,6 +338,10 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
                         "tensors, e.g. 'x / x.norm(dim=-1, keepdim=True)'")
     answers["reference"] = check_python_expression("reference", answers["reference"], set(tensors) | scalars)
 
+    forwards = ({f"forward_{o['name']}": o["cpp"] for o in row_outputs} if outputs
+                else {"forward": forward.cpp})
+    kept = kept_term(reductions, forwards, forward_names)
+
     grad_reductions: list[dict[str, str]] = []
     grads: list[dict[str, str]] = []
     non_differentiable: list[str] = []
@@ -399,7 +430,8 @@ def settle(answers: dict[str, Any], settle, params: list[dict[str, Any]],
             "grad_reductions": grad_reductions,
             "gradients": grads, "non_differentiable": non_differentiable,
             "backward_from_output": backward_from_output,
-            **({"backward_outputs": backward_outputs} if backward_outputs else {})}
+            **({"backward_outputs": backward_outputs} if backward_outputs else {}),
+            **({"kept_term": kept} if kept else {})}
 
 
 def options(record: dict[str, Any]) -> dict[str, Any]:

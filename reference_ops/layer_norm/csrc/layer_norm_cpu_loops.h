@@ -27,34 +27,50 @@ constexpr CpuIsa kBuiltFor = CpuIsa::kAvx512;
 constexpr CpuIsa kBuiltFor = CpuIsa::kAvx2;
 #endif
 
-// sums[j] += lane j of v, in double, for the first `width` lanes (all but at a row's end).
-template <typename acc_t>
-void add_in_double(double* sums, const CpuVec::Lanes<acc_t>& v, int64_t width) {
-  using L = CpuVec::Lanes<acc_t>;
-  __at_align__ acc_t lanes[L::size()];
-  v.lo.store(lanes);
-  v.hi.store(lanes + L::size() / 2);
-  if (width == L::size()) {
-    for (int j = 0; j < L::size(); ++j) sums[j] += lanes[j];
-  } else {
-    for (int64_t j = 0; j < width; ++j) sums[j] += lanes[j];
-  }
-}
-
-// A row's sum of vectors of terms, in double: each lane a partial sum of its own.
+// A row's sum of vectors of terms, in double: each lane a partial sum of its own, kept in
+// vectors of doubles.
 template <typename acc_t>
 class RowSum {
  public:
   using L = CpuVec::Lanes<acc_t>;
-  void add(const L& v, int64_t width) { add_in_double(partial_, v, width); }
+  using Parts = CpuVec::InDouble<acc_t>;
+  RowSum() {
+    for (auto& part : partial_.part) part = CpuVec::Vec<double>(0.0);
+  }
+  // The first `width` lanes of v (all but at the row's end).
+  void add(const L& v, int64_t width) {
+    if (width == L::size()) {
+      const Parts d = CpuVec::in_double(v);
+      for (int k = 0; k < Parts::kParts; ++k) partial_.part[k] = partial_.part[k] + d.part[k];
+      return;
+    }
+    __at_align__ double sums[L::size()];
+    store(sums);
+    CpuVec::add_in_double(sums, v, width);
+    for (int k = 0; k < Parts::kParts; ++k) {
+      partial_.part[k] = CpuVec::Vec<double>::loadu(sums + k * CpuVec::Vec<double>::size());
+    }
+  }
+  // The partial sums added up: vectors, then the lanes of their sum (a row of 64 floats spent
+  // a fifth of its time adding them one after another).
   double value() const {
-    double total = 0.0;
-    for (double p : partial_) total += p;
-    return total;
+    CpuVec::Vec<double> total = partial_.part[0];
+    for (int k = 1; k < Parts::kParts; ++k) total = total + partial_.part[k];
+    // Through memory whole: at::vec's vec_reduce_all shuffles doubles through the stack in
+    // halves, and each half-vector store stalled the load that read it back.
+    __at_align__ double lanes[CpuVec::Vec<double>::size()];
+    total.store(lanes);
+    double sum = lanes[0];
+    for (int j = 1; j < CpuVec::Vec<double>::size(); ++j) sum += lanes[j];
+    return sum;
   }
 
  private:
-  double partial_[L::size()] = {};
+  void store(double* sums) const {
+    for (int k = 0; k < Parts::kParts; ++k)
+      partial_.part[k].store(sums + k * CpuVec::Vec<double>::size());
+  }
+  Parts partial_;
 };
 
 // A row's max (kMax) or min of vectors of terms: NaN if a term is NaN, as torch.amax and
@@ -75,10 +91,11 @@ class RowExtreme {
     for (int64_t j = 0; j < width; ++j) combine(double(lanes[j]));
   }
   double value() {
-    __at_align__ acc_t lanes[L::size()];
-    running_.lo.store(lanes);
-    running_.hi.store(lanes + L::size() / 2);
-    for (acc_t lane : lanes) combine(double(lane));
+    using V = CpuVec::Vec<acc_t>;
+    const auto extreme = [](const V& a, const V& b) {
+      return kMax ? at::vec::maximum(a, b) : at::vec::minimum(a, b);
+    };
+    combine(double(at::vec::vec_reduce_all<acc_t>(extreme, extreme(running_.lo, running_.hi))));
     return extreme_;
   }
 
@@ -248,29 +265,29 @@ void backward_columns(const scalar_t* grad, const Rows<const scalar_t*>& data,
     const int64_t row = r * n;
     const Reductions<L> red_lanes{L(red[r].mu), L(red[r].var)};
     const GradReductions<L> grad_lanes{L(grad_red[r].g1), L(grad_red[r].g2)};
-    CpuVec::for_each_vector<L>(
-        end - begin, [&](int64_t j, int64_t width) __attribute__((always_inline)) {
-          const int64_t i = begin + j;
-          const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
-          const L y = forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
-                                 CpuVec::load<acc_t>(column_data.weight + i, 1, width),
-                                 CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
-                                 n_lanes, red_lanes.mu, red_lanes.var);
-          add_in_double(sums_weight + i,
-                        grad_wrt_weight<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
-                                           CpuVec::load<acc_t>(column_data.weight + i, 1, width),
-                                           CpuVec::load<acc_t>(column_data.bias + i, 1, width),
-                                           s_lanes.eps, n_lanes, red_lanes.mu, red_lanes.var,
-                                           grad_lanes.g1, grad_lanes.g2),
-                        width);
-          add_in_double(
-              sums_bias + i,
-              grad_wrt_bias<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
-                               CpuVec::load<acc_t>(column_data.weight + i, 1, width),
-                               CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
-                               n_lanes, red_lanes.mu, red_lanes.var, grad_lanes.g1, grad_lanes.g2),
-              width);
-        });
+    CpuVec::for_each_vector<L>(end - begin, [&](int64_t j,
+                                                int64_t width) __attribute__((always_inline)) {
+      const int64_t i = begin + j;
+      const L g = CpuVec::load<acc_t>(grad + row + i, 1, width);
+      const L y = forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                             CpuVec::load<acc_t>(column_data.weight + i, 1, width),
+                             CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
+                             n_lanes, red_lanes.mu, red_lanes.var);
+      CpuVec::add_in_double(
+          sums_weight + i,
+          grad_wrt_weight<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                             CpuVec::load<acc_t>(column_data.weight + i, 1, width),
+                             CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
+                             n_lanes, red_lanes.mu, red_lanes.var, grad_lanes.g1, grad_lanes.g2),
+          width);
+      CpuVec::add_in_double(
+          sums_bias + i,
+          grad_wrt_bias<L>(g, y, CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                           CpuVec::load<acc_t>(column_data.weight + i, 1, width),
+                           CpuVec::load<acc_t>(column_data.bias + i, 1, width), s_lanes.eps,
+                           n_lanes, red_lanes.mu, red_lanes.var, grad_lanes.g1, grad_lanes.g2),
+          width);
+    });
   }
   for (int64_t i = begin; i < end; ++i) {
     column_grads.weight.store(i, sums_weight[i]);

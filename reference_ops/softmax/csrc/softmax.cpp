@@ -171,12 +171,15 @@ int64_t rows_per_task(int64_t n) {
 // The forward's vector loops for the processors this CPU has.
 template <typename scalar_t, typename out_t>
 void forward_rows_vectors(CpuIsa isa, const Rows<const scalar_t*>& data,
-                          const Columns<const scalar_t*>& column_data, out_t* out, int64_t rows,
-                          int64_t n, int64_t begin, int64_t end, const Scalars<double>& s) {
+                          const Columns<const scalar_t*>& column_data, out_t* out,
+                          acc_type<scalar_t>* terms, int64_t rows, int64_t n, int64_t begin,
+                          int64_t end, const Scalars<double>& s) {
   if (isa == CpuIsa::kAvx512) {
-    forward_rows<CpuIsa::kAvx512, scalar_t, out_t>(data, column_data, out, rows, n, begin, end, s);
+    forward_rows<CpuIsa::kAvx512, scalar_t, out_t>(data, column_data, out, terms, rows, n, begin,
+                                                   end, s);
   } else {
-    forward_rows<CpuIsa::kAvx2, scalar_t, out_t>(data, column_data, out, rows, n, begin, end, s);
+    forward_rows<CpuIsa::kAvx2, scalar_t, out_t>(data, column_data, out, terms, rows, n, begin, end,
+                                                 s);
   }
 }
 
@@ -218,8 +221,12 @@ at::Tensor forward_impl(const Rows<const at::Tensor&>& in,
                        at::parallel_for(0, rows, rows_per_task(n), [&](int64_t begin, int64_t end) {
 #ifndef NO_CPU_VECTOR_LOOPS
                          if (const std::optional<CpuIsa> isa = cpu_vector_isa()) {
+                           // Each term of z over a row, which the outputs read back
+                           // (csrc/softmax_math.h).
+                           std::vector<acc_t> terms(n);
                            forward_rows_vectors<scalar_t, scalar_t>(*isa, data, column_data, out_p,
-                                                                    rows, n, begin, end, s);
+                                                                    terms.data(), rows, n, begin,
+                                                                    end, s);
                            return;
                          }
 #endif

@@ -26,34 +26,50 @@ constexpr CpuIsa kBuiltFor = CpuIsa::kAvx512;
 constexpr CpuIsa kBuiltFor = CpuIsa::kAvx2;
 #endif
 
-// sums[j] += lane j of v, in double, for the first `width` lanes (all but at a row's end).
-template <typename acc_t>
-void add_in_double(double* sums, const CpuVec::Lanes<acc_t>& v, int64_t width) {
-  using L = CpuVec::Lanes<acc_t>;
-  __at_align__ acc_t lanes[L::size()];
-  v.lo.store(lanes);
-  v.hi.store(lanes + L::size() / 2);
-  if (width == L::size()) {
-    for (int j = 0; j < L::size(); ++j) sums[j] += lanes[j];
-  } else {
-    for (int64_t j = 0; j < width; ++j) sums[j] += lanes[j];
-  }
-}
-
-// A row's sum of vectors of terms, in double: each lane a partial sum of its own.
+// A row's sum of vectors of terms, in double: each lane a partial sum of its own, kept in
+// vectors of doubles.
 template <typename acc_t>
 class RowSum {
  public:
   using L = CpuVec::Lanes<acc_t>;
-  void add(const L& v, int64_t width) { add_in_double(partial_, v, width); }
+  using Parts = CpuVec::InDouble<acc_t>;
+  RowSum() {
+    for (auto& part : partial_.part) part = CpuVec::Vec<double>(0.0);
+  }
+  // The first `width` lanes of v (all but at the row's end).
+  void add(const L& v, int64_t width) {
+    if (width == L::size()) {
+      const Parts d = CpuVec::in_double(v);
+      for (int k = 0; k < Parts::kParts; ++k) partial_.part[k] = partial_.part[k] + d.part[k];
+      return;
+    }
+    __at_align__ double sums[L::size()];
+    store(sums);
+    CpuVec::add_in_double(sums, v, width);
+    for (int k = 0; k < Parts::kParts; ++k) {
+      partial_.part[k] = CpuVec::Vec<double>::loadu(sums + k * CpuVec::Vec<double>::size());
+    }
+  }
+  // The partial sums added up: vectors, then the lanes of their sum (a row of 64 floats spent
+  // a fifth of its time adding them one after another).
   double value() const {
-    double total = 0.0;
-    for (double p : partial_) total += p;
-    return total;
+    CpuVec::Vec<double> total = partial_.part[0];
+    for (int k = 1; k < Parts::kParts; ++k) total = total + partial_.part[k];
+    // Through memory whole: at::vec's vec_reduce_all shuffles doubles through the stack in
+    // halves, and each half-vector store stalled the load that read it back.
+    __at_align__ double lanes[CpuVec::Vec<double>::size()];
+    total.store(lanes);
+    double sum = lanes[0];
+    for (int j = 1; j < CpuVec::Vec<double>::size(); ++j) sum += lanes[j];
+    return sum;
   }
 
  private:
-  double partial_[L::size()] = {};
+  void store(double* sums) const {
+    for (int k = 0; k < Parts::kParts; ++k)
+      partial_.part[k].store(sums + k * CpuVec::Vec<double>::size());
+  }
+  Parts partial_;
 };
 
 // A row's max (kMax) or min of vectors of terms: NaN if a term is NaN, as torch.amax and
@@ -74,10 +90,11 @@ class RowExtreme {
     for (int64_t j = 0; j < width; ++j) combine(double(lanes[j]));
   }
   double value() {
-    __at_align__ acc_t lanes[L::size()];
-    running_.lo.store(lanes);
-    running_.hi.store(lanes + L::size() / 2);
-    for (acc_t lane : lanes) combine(double(lane));
+    using V = CpuVec::Vec<acc_t>;
+    const auto extreme = [](const V& a, const V& b) {
+      return kMax ? at::vec::maximum(a, b) : at::vec::minimum(a, b);
+    };
+    combine(double(at::vec::vec_reduce_all<acc_t>(extreme, extreme(running_.lo, running_.hi))));
     return extreme_;
   }
 
@@ -92,8 +109,8 @@ class RowExtreme {
 // outputs.
 template <CpuIsa isa, typename scalar_t, typename out_t>
 void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_t*>& column_data,
-                  out_t* out, int64_t rows, int64_t n, int64_t begin, int64_t end,
-                  const Scalars<double>& s) {
+                  out_t* out, acc_type<scalar_t>* terms, int64_t rows, int64_t n, int64_t begin,
+                  int64_t end, const Scalars<double>& s) {
   // double for double; float for float and the half types, as the scalar loops.
   using acc_t = acc_type<scalar_t>;
   using L = CpuVec::Lanes<acc_t>;
@@ -112,19 +129,22 @@ void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_
       red.m = static_cast<acc_t>(v.value());
       red_lanes.m = L(red.m);
     }
-    {  // z = sum(exp(x - m))
+    {  // z = sum(exp(x - m)), each term kept in `terms` for the outputs
       RowSum<acc_t> v;
       CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
-        v.add(reduce_z<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width), n_lanes, red_lanes.m),
-              width);
+        const L term =
+            reduce_z<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width), n_lanes, red_lanes.m);
+        CpuVec::store(terms + i, term, width);
+        v.add(term, width);
       });
       red.z = static_cast<acc_t>(v.value());
       red_lanes.z = L(red.z);
     }
     CpuVec::for_each_vector<L>(n, [&](int64_t i, int64_t width) __attribute__((always_inline)) {
+      const L z_term = CpuVec::load<acc_t>(terms + i, 1, width);
       CpuVec::store(out + row + i,
-                    forward<L>(CpuVec::load<acc_t>(data.x + row + i, 1, width), n_lanes,
-                               red_lanes.m, red_lanes.z),
+                    forward_given_term<L>(z_term, CpuVec::load<acc_t>(data.x + row + i, 1, width),
+                                          n_lanes, red_lanes.m, red_lanes.z),
                     width);
     });
   }
@@ -167,9 +187,9 @@ void backward_rows(const scalar_t* grad, const Output<const scalar_t*>& data,
 // The dtypes csrc/softmax.cpp dispatches to, for the processors of the including file.
 template void forward_rows<kBuiltFor, float, float>(const Rows<const float*>& data,
                                                     const Columns<const float*>& column_data,
-                                                    float* out, int64_t rows, int64_t n,
-                                                    int64_t begin, int64_t end,
-                                                    const Scalars<double>& s);
+                                                    float* out, acc_type<float>* terms,
+                                                    int64_t rows, int64_t n, int64_t begin,
+                                                    int64_t end, const Scalars<double>& s);
 template void backward_rows<kBuiltFor, float>(const float* grad, const Output<const float*>& data,
                                               const Columns<const float*>& column_data,
                                               GradReductions<acc_type<float>>* grad_red,
@@ -178,9 +198,9 @@ template void backward_rows<kBuiltFor, float>(const float* grad, const Output<co
                                               const Scalars<double>& s);
 template void forward_rows<kBuiltFor, double, double>(const Rows<const double*>& data,
                                                       const Columns<const double*>& column_data,
-                                                      double* out, int64_t rows, int64_t n,
-                                                      int64_t begin, int64_t end,
-                                                      const Scalars<double>& s);
+                                                      double* out, acc_type<double>* terms,
+                                                      int64_t rows, int64_t n, int64_t begin,
+                                                      int64_t end, const Scalars<double>& s);
 template void backward_rows<kBuiltFor, double>(const double* grad,
                                                const Output<const double*>& data,
                                                const Columns<const double*>& column_data,
@@ -190,7 +210,8 @@ template void backward_rows<kBuiltFor, double>(const double* grad,
                                                const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::Half, c10::Half>(
     const Rows<const c10::Half*>& data, const Columns<const c10::Half*>& column_data,
-    c10::Half* out, int64_t rows, int64_t n, int64_t begin, int64_t end, const Scalars<double>& s);
+    c10::Half* out, acc_type<c10::Half>* terms, int64_t rows, int64_t n, int64_t begin, int64_t end,
+    const Scalars<double>& s);
 template void backward_rows<kBuiltFor, c10::Half>(const c10::Half* grad,
                                                   const Output<const c10::Half*>& data,
                                                   const Columns<const c10::Half*>& column_data,
@@ -200,8 +221,8 @@ template void backward_rows<kBuiltFor, c10::Half>(const c10::Half* grad,
                                                   int64_t end, const Scalars<double>& s);
 template void forward_rows<kBuiltFor, c10::BFloat16, c10::BFloat16>(
     const Rows<const c10::BFloat16*>& data, const Columns<const c10::BFloat16*>& column_data,
-    c10::BFloat16* out, int64_t rows, int64_t n, int64_t begin, int64_t end,
-    const Scalars<double>& s);
+    c10::BFloat16* out, acc_type<c10::BFloat16>* terms, int64_t rows, int64_t n, int64_t begin,
+    int64_t end, const Scalars<double>& s);
 template void backward_rows<kBuiltFor, c10::BFloat16>(
     const c10::BFloat16* grad, const Output<const c10::BFloat16*>& data,
     const Columns<const c10::BFloat16*>& column_data,

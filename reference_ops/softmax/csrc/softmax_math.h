@@ -174,10 +174,17 @@ SOFTMAX_HOST_DEVICE acc_t reduce_z(acc_t x, acc_t n, acc_t m) {
   return exp(x - m);
 }
 
-// One output element: exp(x - m) * (1 / z)
+// One output element: exp(x - m) * (1 / z), over z_term, the term of z at this element (reduce_z):
+// the CPU's vector loops keep each term from z's pass over the row rather than compute it again.
+template <typename acc_t>
+SOFTMAX_HOST_DEVICE acc_t forward_given_term(acc_t z_term, acc_t x, acc_t n, acc_t m, acc_t z) {
+  return z_term * (divide(acc_t(1), z));
+}
+
+// The same, computing z's term (the CUDA kernels and the CPU's scalar loops).
 template <typename acc_t>
 SOFTMAX_HOST_DEVICE acc_t forward(acc_t x, acc_t n, acc_t m, acc_t z) {
-  return exp(x - m) * (divide(acc_t(1), z));
+  return forward_given_term(reduce_z<acc_t>(x, n, m), x, n, m, z);
 }
 
 // The backward's formulas read y, not x nor the reductions above: the forward saves its
@@ -252,8 +259,8 @@ using acc_type = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // instance per dtype), called by csrc/softmax.cpp where the CPU has them.
 template <CpuIsa isa, typename scalar_t, typename out_t>
 void forward_rows(const Rows<const scalar_t*>& data, const Columns<const scalar_t*>& column_data,
-                  out_t* out, int64_t rows, int64_t n, int64_t begin, int64_t end,
-                  const Scalars<double>& s);
+                  out_t* out, acc_type<scalar_t>* terms, int64_t rows, int64_t n, int64_t begin,
+                  int64_t end, const Scalars<double>& s);
 
 // The backward of rows begin..end on vectors: likewise.
 template <CpuIsa isa, typename scalar_t>
