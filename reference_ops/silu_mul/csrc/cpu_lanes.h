@@ -471,12 +471,15 @@ struct InDouble {
 [[gnu::always_inline]] inline InDouble<float> in_double(const Lanes<float>& v) {
 #if defined(CPU_CAPABILITY_AVX512)
   const __m512 lo = v.lo, hi = v.hi;
-  return {{_mm512_cvtps_pd(_mm512_castps512_ps256(lo)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(lo, 1)),
-           _mm512_cvtps_pd(_mm512_castps512_ps256(hi)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(hi, 1))}};
+  return {{_mm512_cvtps_pd(_mm512_castps512_ps256(lo)),
+           _mm512_cvtps_pd(_mm512_extractf32x8_ps(lo, 1)),
+           _mm512_cvtps_pd(_mm512_castps512_ps256(hi)),
+           _mm512_cvtps_pd(_mm512_extractf32x8_ps(hi, 1))}};
 #elif defined(CPU_CAPABILITY_AVX2)
   const __m256 lo = v.lo, hi = v.hi;
-  return {{_mm256_cvtps_pd(_mm256_castps256_ps128(lo)), _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)),
-           _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1))}};
+  return {
+      {_mm256_cvtps_pd(_mm256_castps256_ps128(lo)), _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)),
+       _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1))}};
 #else
   __at_align__ float lanes[Lanes<float>::size()];
   v.lo.store(lanes);
