@@ -456,10 +456,10 @@ template <typename L, typename F>
   for (; i < count; i += kSize) f(i, std::min(kSize, count - i));
 }
 
-// The lanes of v in double, Vec<double>::size() of them a part, in lane order: for the sums
-// of the rowwise ops' loops, which add their terms in double. Converted whole vectors at a
-// time: lane by lane (through an array), the conversions and additions took a third of a
-// float softmax's time on the CPU.
+// The lanes of v in double, Vec<double>::size() of them a part, in lane order: for loops
+// whose sums add their terms in double. Converted whole vectors at a time: lane by lane
+// (through an array), the conversions and additions took a third of a float32 softmax's
+// time on the CPU.
 template <typename T>
 struct InDouble {
   static constexpr int kParts = Lanes<T>::size() / Vec<double>::size();
