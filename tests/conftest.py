@@ -37,6 +37,31 @@ def tree(root: Path) -> dict[str, bytes]:
     } | {str(p.relative_to(root)) + "/": b"" for p in root.rglob("*") if p.is_dir()}
 
 
+# The suite's longest tests (seconds of CI's 2-core machine, 2026-12-07, --durations), run
+# first: xdist hands the tests out in the order collected, and with these among the last, one
+# worker built the rowwise wrong-kernels project (850 s) alone while the other sat idle.
+LONGEST_FIRST = (
+    "tests/test_generated_project.py::test_arguments_may_take_any_name",  # 1008
+    "tests/test_rowwise.py::test_wrong_rowwise_kernels_fail_the_generated_tests",  # 851
+    "tests/test_stable_abi.py",  # 460 to build its project, 770 in all, on one worker
+    "tests/test_inline.py::test_an_inline_op_is_one_file_that_builds",  # 453
+    "tests/test_generated_project.py::test_ops_on_part_of_the_real_line",  # 426
+    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented[layer_norm]",
+    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented[rms_norm]",
+    "tests/test_generated_project.py::test_cpu_loops_are_vectorized",  # 338
+    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented[softmax]",
+    "tests/test_custom.py",  # 400 in all, on one worker
+)
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item) -> int:
+        starts = [i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)]
+        return starts[0] if starts else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the rest keep their order
+
+
 @pytest.fixture
 def opgen(tmp_path, monkeypatch):
     """Run `opgen ARGS...` in tmp_path with click's runner; stdin is not a terminal."""

@@ -38,6 +38,9 @@ def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:
         assert "WITH_CUDA = True" in (project / name / "_build_info.py").read_text()
 
 
+# The importing tests below read the build this test makes: on one worker, the project is
+# built once (on another worker they built it again, 76 s of CI's machine).
+@pytest.mark.xdist_group("default_project")
 def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
     project = render(projects, "my_op")
     log = pip_install(python, project)
@@ -135,6 +138,7 @@ def test_a_cpu_only_build_says_why_cuda_was_skipped(python, projects, tmp_path):
     assert tests.returncode == 0, tests.stdout[-3000:]
 
 
+@pytest.mark.xdist_group("default_project")
 @pytest.mark.parametrize(
     ("field", "recorded", "says"),
     [
@@ -379,8 +383,8 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
     ties = ("import torch, mixed; x = torch.tensor([0.125, 0.375, -0.125, -0.625] * 16); "
             "assert torch.equal(mixed.rounded(x), torch.tensor([0.0, 0.5, -0.0, -0.5] * 16))")
     # And to int8: the clamped values, as int8, in both loops.
-    ties += ("; x = torch.linspace(-4, 4, 101); "
-             "assert torch.equal(mixed.to_int8(x), torch.clamp(torch.round(x * 50), -127, 127).to(torch.int8))")
+    ties += ("; x = torch.linspace(-4, 4, 101); assert torch.equal(mixed.to_int8(x), "
+             "torch.clamp(torch.round(x * 50), -127, 127).to(torch.int8))")
     for capability in ("avx2", "default"):
         rounded = subprocess.run([str(python), "-c", ties], cwd=project, capture_output=True, text=True,
                                  env={**os.environ, "ATEN_CPU_CAPABILITY": capability})
