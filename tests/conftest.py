@@ -38,8 +38,9 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 # The suite's longest tests (seconds of CI's 2-core machine, 2026-12-07, --durations), run
-# first: xdist hands the tests out in the order collected, and with these among the last, one
-# worker built the rowwise wrong-kernels project (850 s) alone while the other sat idle.
+# first: xdist (--dist=loadgroup) hands out the xdist groups first, most tests first, then
+# the other tests in the order collected; with these among the last, one worker built the
+# rowwise wrong-kernels project (850 s) alone while the other sat idle.
 LONGEST_FIRST = (
     "tests/test_generated_project.py::test_arguments_may_take_any_name",  # 1008
     "tests/test_rowwise.py::test_wrong_rowwise_kernels_fail_the_generated_tests",  # 851
