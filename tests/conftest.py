@@ -37,28 +37,30 @@ def tree(root: Path) -> dict[str, bytes]:
     } | {str(p.relative_to(root)) + "/": b"" for p in root.rglob("*") if p.is_dir()}
 
 
-# The suite's longest tests (seconds of CI's 2-core machine, 2026-12-07, --durations), run
-# first: xdist (--dist=loadgroup) hands out the xdist groups first, most tests first, then
-# the other tests in the order collected; with these among the last, one worker built the
-# rowwise wrong-kernels project (850 s) alone while the other sat idle.
+# The suite's longest tests outside xdist groups (seconds of CI's 2-core machine, 2026-12-07,
+# --durations), run first. xdist (--dist=loadgroup) hands out the groups first, those of most
+# tests first (the stable ABI's and the custom ops' builds among them), then the other tests
+# in the order collected: with these among the last, one worker built the rowwise
+# wrong-kernels project (850 s) alone while the other sat idle.
+_REFERENCE_OP = (
+    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented"
+)
 LONGEST_FIRST = (
     "tests/test_generated_project.py::test_arguments_may_take_any_name",  # 1008
     "tests/test_rowwise.py::test_wrong_rowwise_kernels_fail_the_generated_tests",  # 851
-    "tests/test_stable_abi.py",  # 460 to build its project, 770 in all, on one worker
     "tests/test_inline.py::test_an_inline_op_is_one_file_that_builds",  # 453
     "tests/test_generated_project.py::test_ops_on_part_of_the_real_line",  # 426
-    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented[layer_norm]",
-    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented[rms_norm]",
+    _REFERENCE_OP + "[layer_norm]",  # 346
+    _REFERENCE_OP + "[rms_norm]",  # 338
     "tests/test_generated_project.py::test_cpu_loops_are_vectorized",  # 338
-    "tests/test_reference_ops.py::test_reference_op_builds_passes_its_tests_and_runs_as_documented[softmax]",
-    "tests/test_custom.py",  # 400 in all, on one worker
+    _REFERENCE_OP + "[softmax]",  # 287
 )
 
 
 def pytest_collection_modifyitems(items):
     def rank(item) -> int:
-        starts = [i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)]
-        return starts[0] if starts else len(LONGEST_FIRST)
+        return next((i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)),
+                    len(LONGEST_FIRST))
 
     items.sort(key=rank)  # stable: the rest keep their order
 
