@@ -27,6 +27,14 @@ _INDUCTOR_CACHE = tempfile.mkdtemp(prefix="opgen-tests-inductor-")
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = _INDUCTOR_CACHE
 atexit.register(shutil.rmtree, _INDUCTOR_CACHE, ignore_errors=True)
 
+# The precompiled torch headers of this run's builds (tests/torch_headers_cxx.py), shared by
+# xdist's workers: the first process to import this makes the directory, before it starts
+# them, and they inherit it. That process removes it (about 500 MB a set of flags) at its end.
+if "OPGEN_TESTS_PCH_DIR" not in os.environ:
+    os.environ["OPGEN_TESTS_PCH_DIR"] = tempfile.mkdtemp(prefix="opgen-tests-pch-")
+    atexit.register(shutil.rmtree, os.environ["OPGEN_TESTS_PCH_DIR"], ignore_errors=True)
+TORCH_HEADERS_CXX = Path(__file__).resolve().parent / "torch_headers_cxx.py"
+
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under root with its content: to show that nothing changed."""
@@ -148,7 +156,14 @@ def projects(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("projects")
 
 
-def pip_install(python: Path, project: Path, **env: str) -> str:
+def pip_install(python: Path, project: Path, *, as_users_build: bool = False, **env: str) -> str:
+    """`pip install -e PROJECT` into python's environment; the build's log.
+
+    The build parses torch's headers once per run (tests/torch_headers_cxx.py) unless it is
+    as_users_build, or the test chose its own compiler (CXX).
+    """
+    if not as_users_build and "CXX" not in env and "CXX" not in os.environ:
+        env["CXX"] = str(TORCH_HEADERS_CXX)
     result = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-v", "--no-deps",
          "--no-build-isolation", "-e", str(project)],

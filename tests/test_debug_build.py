@@ -87,7 +87,7 @@ def cuda_gdb() -> str | None:
 def test_cuda_gdb_stops_at_a_line_of_the_kernel_in_a_debug_build(python, tmp_path):
     project = tmp_path / "relu"
     shutil.copytree(RELU, project, ignore=shutil.ignore_patterns("build", "*.so"))
-    log = pip_install(python, project, RELU_DEBUG="1")
+    log = pip_install(python, project, as_users_build=True, RELU_DEBUG="1")
     assert "relu: debug build (RELU_DEBUG=1): building CUDA kernels" in log
     debugger = cuda_gdb()
     assert debugger, "the CUDA toolkit that built the kernels has no cuda-gdb"

@@ -43,7 +43,7 @@ def check_cuda_was_built(build_log: str, project: Path, name: str) -> None:
 @pytest.mark.xdist_group("default_project")
 def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
     project = render(projects, "my_op")
-    log = pip_install(python, project)
+    log = pip_install(python, project, as_users_build=True)
     check_cuda_was_built(log, project, "my_op")
     result = run_project_tests(python, project)
     assert result.returncode == 0, result.stdout[-5000:]
@@ -57,7 +57,8 @@ def test_the_default_project_builds_and_passes_its_own_tests(python, projects):
 def test_the_default_pixel_project_builds_and_passes_its_own_tests(python, projects):
     # Every dtype of the defaults, float64 included: its weights must be float64 there.
     project = render(projects, "px", "--kind", "pixel")
-    pip_install(python, project, TORCH_CUDA_ARCH_LIST="9.0")  # one arch: compiling, not running
+    # One arch: compiling, not running.
+    pip_install(python, project, as_users_build=True, TORCH_CUDA_ARCH_LIST="9.0")
     result = run_project_tests(python, project)
     assert result.returncode == 0, result.stdout[-5000:]
 

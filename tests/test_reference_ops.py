@@ -134,7 +134,8 @@ def test_reference_op_builds_passes_its_tests_and_runs_as_documented(op, python,
     build_env = {"USE_CUDA": "0"} if op in SEVERAL else {"TORCH_CUDA_ARCH_LIST": "9.0"}
     if op in ROWWISE_OPS:
         build_env["NVCC_APPEND_FLAGS"] = "-Xptxas=-v"  # each kernel's registers and spills
-    log = pip_install(python, project, **build_env)
+    # As users build them: every kind's glue, each file with its own includes only.
+    log = pip_install(python, project, as_users_build=True, **build_env)
     if HAS_NVCC and op not in SEVERAL:
         assert f"{op}: building CUDA kernels with" in log
     if HAS_NVCC and op in ROWWISE_OPS:
