@@ -36,3 +36,16 @@ def test_a_groups_tests_run_on_one_worker(tmp_path: Path):
     assert result.returncode == 0, result.stdout[-3000:]
     workers = (tmp_path / "built.txt").read_text().split()
     assert len(workers) == 1, f"the session fixture was built by {workers}: the xdist group was split"
+
+
+def test_each_of_the_longest_tests_is_a_test_of_the_suite():
+    # conftest.LONGEST_FIRST names tests by prefix: one renamed would silently start last again.
+    from .conftest import LONGEST_FIRST
+
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "tests"],
+                            cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:]
+    collected = result.stdout.splitlines()
+    missing = [prefix for prefix in LONGEST_FIRST if not any(n.startswith(prefix) for n in collected)]
+    assert not missing, f"conftest.LONGEST_FIRST names no test of the suite: {missing}"
