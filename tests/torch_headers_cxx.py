@@ -77,11 +77,22 @@ def header_flags(args: list[str]) -> list[str]:
     return flags
 
 
+def key(flags: list[str]) -> str:
+    """The name of the precompiled header for these flags. An include directory without a file
+    cannot change it, and GCC takes a header made with another one: each xdist worker's venv
+    adds its own (`include/python3.11`, empty), which made one header a worker (45 s each)."""
+
+    def shapes_the_header(flag: str) -> bool:
+        return not flag.startswith("-I") or any(p.is_file() for p in Path(flag[2:]).rglob("*"))
+
+    kept = [flag for flag in flags if shapes_the_header(flag)]
+    return hashlib.sha256("\0".join([COMPILER, *kept]).encode()).hexdigest()[:16]
+
+
 def precompiled(flags: list[str]) -> Path | None:
     """The header for these flags, precompiled beside it (made now if this is the first
     compile with them); None where that failed: the file then compiles as usual."""
-    key = hashlib.sha256("\0".join([COMPILER, *flags]).encode()).hexdigest()[:16]
-    directory = Path(CACHE) / key
+    directory = Path(CACHE) / key(flags)
     directory.mkdir(parents=True, exist_ok=True)
     header, gch, failed = directory / "torch.h", directory / "torch.h.gch", directory / "failed"
     with open(directory / "lock", "w") as lock:
