@@ -307,7 +307,8 @@ inline Vec<float> exp_of_floats(const Vec<float>& x) {
   }
   const Vec<float> e_to_the_r = at::vec::fmadd(p, r * r, r) + Vec<float>(1.0f);
   // Times 2^n as 2^h 2^(n - h), h = floor(n / 2): both are normal floats for every n here (-150
-  // to 129), so that a denormal result rounds once and e^88.7 (n = 128) does not overflow early.
+  // to 128), so that a denormal result rounds once and e^88.7 (n = 128) does not overflow early.
+  // A NaN's n makes any factor, and the NaN stays.
   const Vec<float> h = (n * Vec<float>(0.5f)).floor();
   return e_to_the_r * two_to_the(h) * two_to_the(n - h);
 }
