@@ -370,12 +370,12 @@ def test_cpu_loops_are_vectorized_and_threaded_and_the_scalar_ones_agree(python,
         "--out-dtype", "int8", "--no-backward")
     pip_install(python, project, USE_CUDA="0")  # the CPU loops are what this is about
     [library] = (project / "mixed").glob("_C*.so")
-    # The AVX2 loops call SLEEF's 8-float tanh and the AVX512 ones its 16-float tanh (as eager's
-    # CPU kernels do; this CPU runs the AVX2 ones: the AVX512 ones ran on the GPU machine's
-    # Xeon, tests/perf/cpu_avx512), and the CPU loops run on torch's OpenMP threads: without
-    # -fopenmp, at::parallel_for runs on one thread.
-    assert b"Sleef_tanhf8_u10" in library.read_bytes()
-    assert b"Sleef_tanhf16_u10" in library.read_bytes()
+    # The AVX2 loops call SLEEF's 4-double tanh and the AVX512 ones its 8-double tanh (as eager's
+    # CPU kernels do; floats' tanh is csrc/cpu_lanes.h's own, inline; this CPU runs the AVX2
+    # ones: the AVX512 ones ran on the GPU machine's Xeon, tests/perf/cpu_avx512), and the CPU
+    # loops run on torch's OpenMP threads: without -fopenmp, at::parallel_for runs on one thread.
+    assert b"Sleef_tanhd4_u10" in library.read_bytes()
+    assert b"Sleef_tanhd8_u10" in library.read_bytes()
     needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
     assert "libgomp" in needed, needed
     result = run_project_tests(python, project)  # on this CPU (AVX2): the AVX2 loops

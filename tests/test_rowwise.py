@@ -455,13 +455,14 @@ def test_wrong_rowwise_kernels_fail_the_generated_tests(python, projects):
             "test_backward_with_a_non_contiguous_gradient"} <= failed_tests(second_grad.stdout)
     assert "test_matches_float64_reference" not in failed_tests(second_grad.stdout)
     # The forwards and backwards run on the CPU's vectors (the AVX2 loops, as
-    # ATEN_CPU_CAPABILITY=avx2 picks them: SLEEF's exp, as eager's softmax calls it), and they
+    # ATEN_CPU_CAPABILITY=avx2 picks them: SLEEF's exp of 4 doubles, as eager's softmax calls it;
+    # floats' exp is csrc/cpu_lanes.h's own, inline), and they
     # give what the scalar loops give (ATEN_CPU_CAPABILITY=default turns the vectors down):
     # sums, maxima, terms kept for an output, several outputs, per-row ones, int8 ones, tails
     # of rows; gradients of rows and of columns, from the rows and saved reductions, from the
     # output, from saved outputs.
     [library] = (project / "rows").glob("_C*.so")
-    assert b"Sleef_expf8_u10" in library.read_bytes()
+    assert b"Sleef_expd4_u10" in library.read_bytes()
     for op in ("wrong_saved", "wrong_from_output", "add_norm"):
         assert f"{op}13backward_rows".encode() in library.read_bytes(), op
     assert b"add_norm16backward_columns" in library.read_bytes()
