@@ -55,7 +55,8 @@ void sweep(const char* name, OfLanes of_lanes, OfDouble of_double, bool odd,
   float in[64], out[64], out_negated[64];
   const uint32_t infinity = 0x7f800000u;
   for (uint64_t bits = 0; bits <= infinity;) {
-    for (int j = 0; j < L::size(); ++j, bits += 61) in[j] = from_bits(uint32_t(std::min<uint64_t>(bits, infinity)));
+    for (int j = 0; j < L::size(); ++j, bits += 61)
+      in[j] = from_bits(uint32_t(std::min<uint64_t>(bits, infinity)));
     const L x = CpuVec::load<float>(in, 1, L::size());
     CpuVec::store(out, of_lanes(x), L::size());
     CpuVec::store(out_negated, of_lanes(-x), L::size());
@@ -75,10 +76,12 @@ void sweep(const char* name, OfLanes of_lanes, OfDouble of_double, bool odd,
   CpuVec::store(out, of_lanes(CpuVec::load<float>(in, 1, L::size())), L::size());
   for (int j = 0; j < count; ++j) {
     const float libm = float(of_double(double(in[j])));
-    if (!(out[j] == libm && std::signbit(out[j]) == std::signbit(libm)) && !(out[j] != out[j] && libm != libm))
+    const bool same = out[j] == libm && std::signbit(out[j]) == std::signbit(libm);
+    if (!same && !(out[j] != out[j] && libm != libm))
       std::printf("%s at %.9g: %.9g, the C library %.9g\n", name, in[j], out[j], libm);
   }
-  std::printf("worst %s %.3f ulp at %.9g, %.3g at %.9g\n", name, worst_ulps, worst_ulps_at, worst_abs, worst_abs_at);
+  std::printf("worst %s %.3f ulp at %.9g, %.3g at %.9g\n", name, worst_ulps, worst_ulps_at, worst_abs,
+              worst_abs_at);
 }
 
 int main() {
@@ -104,9 +107,11 @@ def has_avx512() -> bool:
     return all(f" {flag}" in flags for flag in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
 
 
-@pytest.mark.skipif(os.uname().machine != "x86_64", reason="csrc/cpu_lanes.h's vectors are x86's AVX2 and AVX512")
-def test_erf_exp_and_tanh_of_float_lanes_are_within_their_ulp_of_the_c_librarys_for_every_61st_float(tmp_path):
-    project = render(tmp_path, "lanesfn", "--signature", "x: Tensor", "--forward", "erf(x) * exp(x) * tanh(x)", *LIGHT_OP)
+@pytest.mark.skipif(os.uname().machine != "x86_64",
+                    reason="csrc/cpu_lanes.h's vectors are x86's AVX2 and AVX512")
+def test_erf_exp_and_tanh_of_float_lanes_are_within_their_ulp_of_the_c_library_on_every_61st_float(tmp_path):
+    project = render(tmp_path, "lanesfn", "--signature", "x: Tensor",
+                     "--forward", "erf(x) * exp(x) * tanh(x)", *LIGHT_OP)
     (project / "functions.cpp").write_text(PROGRAM)
     torch_dir = os.path.dirname(torch.__file__)
     include, lib = os.path.join(torch_dir, "include"), os.path.join(torch_dir, "lib")
@@ -115,8 +120,8 @@ def test_erf_exp_and_tanh_of_float_lanes_are_within_their_ulp_of_the_c_librarys_
     # compiled everywhere.
     for isa, define in (("avx2", []), ("avx512", ["-DCPU_LANES_AVX512"])):
         built = subprocess.run([compiler, *define, "-std=c++17", "-O2", "-w", f"-I{include}", "functions.cpp",
-                                "-o", f"functions_{isa}", f"-L{lib}", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{lib}"],
-                               capture_output=True, text=True, cwd=project)
+                                "-o", f"functions_{isa}", f"-L{lib}", "-ltorch_cpu", "-lc10",
+                                f"-Wl,-rpath,{lib}"], capture_output=True, text=True, cwd=project)
         assert built.returncode == 0, built.stderr[-3000:]
         if isa == "avx512" and not has_avx512():
             continue
