@@ -11,6 +11,7 @@
 #            and <project>_before of each, and softmax_before (reference_ops/softmax), with
 #            d1e71f8's csrc/cpu_lanes.h (SLEEF's exp and tanh)
 #   (device) bash tests/perf/cpu_call/run_exp_device.sh     # carry tests/perf/cpu_call/build
+#            SHORT=1 bash ...: with little device time left, only the sweep and the tanh GELU
 #
 # Builds my_gelu as its quickstart says (with the machine's compilers as they are) and runs its
 # own tests (CPU and CUDA); sweeps erf, exp and tanh against the C library (AVX2 and AVX512
@@ -28,10 +29,13 @@ build=$here/tests/perf/cpu_call/build
   echo "CXX=${CXX-unset}"; c++ --version | head -1
 } > "$out/machine.txt" 2>&1
 cat "$out/machine.txt"
-(cd "$build/my_gelu" && time python -m pip install -q --no-deps --no-build-isolation -e .) > "$out/build.txt" 2>&1
-echo "build: exit $?"; tail -3 "$out/build.txt"
-(cd "$build/my_gelu" && timeout 240 python -m pytest -q -p no:cacheprovider) > "$out/tests.txt" 2>&1
-echo "tests: $(tail -1 "$out/tests.txt")"
+short=${SHORT:-}
+if [ -z "$short" ]; then
+  (cd "$build/my_gelu" && time python -m pip install -q --no-deps --no-build-isolation -e .) > "$out/build.txt" 2>&1
+  echo "build: exit $?"; tail -3 "$out/build.txt"
+  (cd "$build/my_gelu" && timeout 240 python -m pytest -q -p no:cacheprovider) > "$out/tests.txt" 2>&1
+  echo "tests: $(tail -1 "$out/tests.txt")"
+fi
 torch_dir=$(python -c "import os, torch; print(os.path.dirname(torch.__file__))")
 for isa in avx2 avx512; do
   define=""; [ $isa = avx512 ] && define=-DCPU_LANES_AVX512
@@ -39,10 +43,13 @@ for isa in avx2 avx512; do
      -L"$torch_dir/lib" -ltorch_cpu -lc10 -Wl,-rpath,"$torch_dir/lib" && ./functions_$isa) > "$out/sweep_$isa.txt" 2>&1
   echo "sweep $isa: exit $?"; cat "$out/sweep_$isa.txt"
 done
-for project in my_gelu_before my_tgelu my_tgelu_before softmax_before; do
+projects="my_tgelu my_tgelu_before"
+[ -z "$short" ] && projects="$projects my_gelu_before softmax_before"
+for project in $projects; do
   (cd "$build/$project" && USE_CUDA=0 python setup.py build_ext --inplace) > "$out/build_$project.txt" 2>&1 &
 done
-(cd reference_ops/softmax && USE_CUDA=0 python setup.py build_ext --inplace) > "$out/build_softmax.txt" 2>&1
+[ -z "$short" ] && (cd reference_ops/softmax && USE_CUDA=0 python setup.py build_ext --inplace) \
+  > "$out/build_softmax.txt" 2>&1
 wait
 grep -L "copying build" "$out"/build_*.txt | sed 's/^/build failed: /'
 (cd "$build/my_tgelu" && PYTHONPATH=. timeout 120 python -m pytest -q -p no:cacheprovider) > "$out/tests_tgelu.txt" 2>&1
@@ -50,6 +57,11 @@ echo "my_tgelu's tests (CPU build): $(tail -1 "$out/tests_tgelu.txt")"
 # The editable my_gelu is the one imported from /tmp; PYTHONPATH puts another first.
 cd /tmp
 gelus=$here/tests/perf/cpu_call/gelu_interleaved.py
+if [ -n "$short" ]; then
+  PYTHONPATH=$build/my_tgelu_before python "$gelus" my_tgelu tanh before
+  PYTHONPATH=$build/my_tgelu python "$gelus" my_tgelu tanh after
+  exit
+fi
 for round in 1 2; do
   PYTHONPATH=$build/my_gelu_before python "$gelus" my_gelu none before
   python "$gelus" my_gelu none after
